@@ -1,0 +1,36 @@
+// kbench: the command line. A thin shell over the libraries; it never imports torch.
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+
+int main(int argc, char** argv) {
+    CLI::App app{"kbench: evaluate GPU kernels against KernelBench reference programs"};
+    app.set_version_flag("--version", "kbench 0.1.0");
+    app.require_subcommand(1);
+    std::vector<std::pair<CLI::App*, kbench::cli::Command>> commands;
+    auto check = kbench::cli::add_check_command(app);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        app.exit(e);
+        return 2;
+    }
+    try {
+        if (app.got_subcommand("check")) return check();
+    } catch (const kbench::Error& e) {
+        std::cerr << "kbench: error: " << e.what() << "\n";
+        if (!e.hint().empty()) std::cerr << "  what to do: " << e.hint() << "\n";
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "kbench: internal error: " << e.what() << "\n";
+        return 2;
+    }
+    return 2;
+}

@@ -1,0 +1,85 @@
+#include "core/config.hpp"
+
+#include "core/error.hpp"
+
+namespace kbench {
+
+std::string_view to_string(Mode mode) { return mode == Mode::strict ? "strict" : "kernelbench"; }
+
+std::string_view to_string(Precision precision) {
+    switch (precision) {
+        case Precision::fp32: return "fp32";
+        case Precision::fp16: return "fp16";
+        case Precision::bf16: return "bf16";
+    }
+    return "fp32";
+}
+
+std::string_view to_string(Backend backend) {
+    switch (backend) {
+        case Backend::cuda: return "cuda";
+        case Backend::triton: return "triton";
+        case Backend::cpu: return "cpu";
+    }
+    return "cuda";
+}
+
+Mode parse_mode(std::string_view text) {
+    if (text == "strict") return Mode::strict;
+    if (text == "kernelbench") return Mode::kernelbench;
+    throw UsageError("unknown mode '" + std::string(text) + "'", "use strict or kernelbench");
+}
+
+Precision parse_precision(std::string_view text) {
+    if (text == "fp32") return Precision::fp32;
+    if (text == "fp16") return Precision::fp16;
+    if (text == "bf16") return Precision::bf16;
+    throw UsageError("unknown precision '" + std::string(text) + "'", "use fp32, fp16 or bf16");
+}
+
+Backend parse_backend(std::string_view text) {
+    if (text == "cuda") return Backend::cuda;
+    if (text == "triton") return Backend::triton;
+    if (text == "cpu") return Backend::cpu;
+    throw UsageError("unknown backend '" + std::string(text) + "'", "use cuda, triton or cpu");
+}
+
+double default_tolerance(Precision precision) {
+    return precision == Precision::fp32 ? 1e-4 : 1e-2;
+}
+
+json TimingConfig::to_json() const {
+    return json{{"protocol", std::string(to_string(protocol))},
+                {"min_samples", min_samples},
+                {"max_samples", max_samples},
+                {"max_seconds", max_seconds},
+                {"target_rel_halfwidth", target_rel_halfwidth},
+                {"warmup_min", warmup_min},
+                {"warmup_max", warmup_max},
+                {"warmup_max_seconds", warmup_max_seconds},
+                {"warmup_tolerance", warmup_tolerance},
+                {"kb_warmup", kb_warmup},
+                {"kb_trials", kb_trials},
+                {"kb_discard_first", kb_discard_first},
+                {"kb_flush_bytes", kb_flush_bytes}};
+}
+
+TimingConfig TimingConfig::from_json(const json& j) {
+    TimingConfig c;
+    c.protocol = parse_mode(j.value("protocol", std::string("strict")));
+    c.min_samples = j.value("min_samples", c.min_samples);
+    c.max_samples = j.value("max_samples", c.max_samples);
+    c.max_seconds = j.value("max_seconds", c.max_seconds);
+    c.target_rel_halfwidth = j.value("target_rel_halfwidth", c.target_rel_halfwidth);
+    c.warmup_min = j.value("warmup_min", c.warmup_min);
+    c.warmup_max = j.value("warmup_max", c.warmup_max);
+    c.warmup_max_seconds = j.value("warmup_max_seconds", c.warmup_max_seconds);
+    c.warmup_tolerance = j.value("warmup_tolerance", c.warmup_tolerance);
+    c.kb_warmup = j.value("kb_warmup", c.kb_warmup);
+    c.kb_trials = j.value("kb_trials", c.kb_trials);
+    c.kb_discard_first = j.value("kb_discard_first", c.kb_discard_first);
+    c.kb_flush_bytes = j.value("kb_flush_bytes", c.kb_flush_bytes);
+    return c;
+}
+
+}  // namespace kbench

@@ -1,0 +1,75 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace kbench {
+
+using json = nlohmann::json;
+
+// strict adds every integrity and correctness check; kernelbench reproduces the reference harness.
+enum class Mode { strict, kernelbench };
+enum class Precision { fp32, fp16, bf16 };
+enum class Backend { cuda, triton, cpu };
+
+std::string_view to_string(Mode mode);
+std::string_view to_string(Precision precision);
+std::string_view to_string(Backend backend);
+Mode parse_mode(std::string_view text);
+Precision parse_precision(std::string_view text);
+Backend parse_backend(std::string_view text);
+
+// KernelBench's tolerance: fp32 1e-4, fp16 and bf16 1e-2, used as both atol and rtol.
+double default_tolerance(Precision precision);
+
+// Wall-clock limits per phase; the orchestrator kills a sandbox that overruns one.
+struct PhaseLimits {
+    double build_s = 600;
+    double load_s = 120;
+    double correctness_s = 120;
+    double timing_s = 120;
+};
+
+// How samples are taken and when sampling stops.
+struct TimingConfig {
+    Mode protocol = Mode::strict;
+    // strict: adaptive sampling until the median's 95% interval is narrow enough, or a cap.
+    int min_samples = 10;
+    int max_samples = 2000;
+    double max_seconds = 10.0;
+    double target_rel_halfwidth = 0.01;
+    int warmup_min = 3;
+    int warmup_max = 200;
+    double warmup_max_seconds = 2.0;
+    double warmup_tolerance = 0.05;
+    // kernelbench: the reference harness's fixed protocol.
+    int kb_warmup = 3;
+    int kb_trials = 100;
+    int kb_discard_first = 1;
+    std::int64_t kb_flush_bytes = 256LL << 20;
+
+    json to_json() const;
+    static TimingConfig from_json(const json& j);
+};
+
+// Everything that decides a verdict for one candidate, besides the two programs.
+struct CheckConfig {
+    Mode mode = Mode::strict;
+    Precision precision = Precision::fp32;
+    int trials = 5;
+    std::uint64_t seed = 42;
+    std::string device = "cuda";  // cpu, cuda or cuda:N
+    std::optional<double> tolerance;
+    PhaseLimits limits;
+    TimingConfig timing;
+    bool measure = true;  // time correct candidates and their baseline
+
+    double atol() const { return tolerance.value_or(default_tolerance(precision)); }
+    double rtol() const { return atol(); }
+};
+
+}  // namespace kbench

@@ -1,0 +1,59 @@
+#include "core/files.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace kbench {
+
+std::string read_file(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw UsageError("cannot read " + path.string() + ": " + std::strerror(errno),
+                         "check that the file exists and is readable");
+    std::ostringstream out;
+    out << in.rdbuf();
+    return out.str();
+}
+
+void write_file_atomic(const fs::path& path, const std::string& content) {
+    if (path.has_parent_path()) fs::create_directories(path.parent_path());
+    fs::path tmp = path;
+    tmp += ".tmp." + std::to_string(::getpid());
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        if (!out) throw Error("cannot write " + tmp.string() + ": " + std::strerror(errno));
+        out << content;
+        if (!out.flush()) throw Error("cannot write " + tmp.string() + ": " + std::strerror(errno));
+    }
+    fs::rename(tmp, path);
+}
+
+fs::path make_temp_dir(const std::string& prefix) {
+    std::string pattern = (fs::temp_directory_path() / (prefix + "XXXXXX")).string();
+    std::vector<char> buffer(pattern.begin(), pattern.end());
+    buffer.push_back('\0');
+    if (!::mkdtemp(buffer.data()))
+        throw InfraError("cannot create a temporary directory " + pattern + ": " +
+                             std::strerror(errno),
+                         "check that TMPDIR points to a writable directory with free space");
+    return fs::path(buffer.data());
+}
+
+fs::path cache_root() {
+    if (const char* env = std::getenv("KBENCH_CACHE"); env && *env) return fs::path(env);
+    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+        return fs::path(xdg) / "kbench";
+    if (const char* home = std::getenv("HOME"); home && *home)
+        return fs::path(home) / ".cache" / "kbench";
+    return fs::temp_directory_path() / "kbench-cache";
+}
+
+}  // namespace kbench

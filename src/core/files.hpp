@@ -1,0 +1,22 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace kbench {
+
+namespace fs = std::filesystem;
+
+// Reads a whole file; throws UsageError naming the path when it cannot.
+std::string read_file(const fs::path& path);
+
+// Writes through a temporary file and a rename, so readers never see half a file.
+void write_file_atomic(const fs::path& path, const std::string& content);
+
+// A fresh private directory (mode 0700) under the system temporary directory.
+fs::path make_temp_dir(const std::string& prefix);
+
+// The user's cache root: $KBENCH_CACHE, else $XDG_CACHE_HOME/kbench, else ~/.cache/kbench.
+fs::path cache_root();
+
+}  // namespace kbench

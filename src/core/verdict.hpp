@@ -1,0 +1,82 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/status.hpp"
+
+namespace kbench {
+
+struct ProblemRef {
+    std::optional<int> level;
+    std::optional<int> id;
+    std::string name;
+    std::string sha256;
+};
+
+struct CandidateRef {
+    std::string path;
+    std::string sha256;
+    std::string backend;
+    std::optional<int> sample_id;
+};
+
+struct CorrectnessResult {
+    int trials_passed = 0;
+    int trials = 0;
+    double max_abs_diff = 0;
+    double max_rel_diff = 0;
+};
+
+// Summary of one set of timing samples, in microseconds.
+struct TimingResult {
+    double median_us = 0;
+    double mean_us = 0;
+    double min_us = 0;
+    double p10_us = 0;
+    double p90_us = 0;
+    int n = 0;
+    bool converged = false;
+    std::string statistic = "median";  // the headline: median (strict) or mean (kernelbench)
+
+    double headline_us() const { return statistic == "mean" ? mean_us : median_us; }
+};
+
+struct Finding {
+    std::string rule;
+    std::string severity;  // "warn" or "reject"
+    std::string detail;
+};
+
+struct KernelShare {
+    std::string name;
+    std::string origin;  // "candidate" or "library"
+    double share = 0;
+};
+
+// One candidate under one configuration: DESIGN.md's verdict schema.
+struct Verdict {
+    ProblemRef problem;
+    CandidateRef candidate;
+    json config;  // mode, precision, trials, seed, device, ...
+    Status status = Status::infra_error;
+    std::string reason;
+    CorrectnessResult correctness;
+    std::optional<TimingResult> timing;
+    std::optional<TimingResult> baseline;
+    std::string baseline_kind = "eager";
+    std::optional<double> speedup;
+    std::optional<std::pair<double, double>> speedup_ci95;
+    std::vector<Finding> integrity;
+    std::vector<KernelShare> kernels;
+    std::map<std::string, double> phases_s;
+    std::string log;  // the candidate's own output, capped, kept for failures
+
+    json to_json() const;
+    static Verdict from_json(const json& j);
+};
+
+}  // namespace kbench

@@ -1,0 +1,54 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <vector>
+
+#include "sandbox/bounded_output.hpp"
+#include "sandbox/framing.hpp"
+
+namespace kbench::sandbox {
+
+using Clock = std::chrono::steady_clock;
+
+// The orchestrator's end of a conversation with one worker process: framed JSON over a socket,
+// the process's output captured (bounded) from a pipe, every wait bounded by a deadline.
+class Channel {
+public:
+    enum class Event { message, closed, timed_out };
+    struct Reply {
+        Event event = Event::closed;
+        json body;
+    };
+
+    // Takes ownership of both descriptors; output_fd may be -1 (output goes elsewhere).
+    Channel(int socket_fd, int output_fd, std::size_t capture_bytes = 32 << 10);
+    ~Channel();
+    Channel(const Channel&) = delete;
+    Channel& operator=(const Channel&) = delete;
+
+    // Throws ProtocolError if the peer has gone away.
+    void send(const json& body, const std::vector<int>& fds = {});
+    // The next message, or closed (peer hung up or sent garbage), or timed_out.
+    Reply receive(Clock::time_point deadline);
+    // Reads what is left of the output until its end, or for at most the given time.
+    void drain_output(std::chrono::milliseconds at_most);
+
+    const BoundedOutput& output() const { return output_; }
+    const std::string& protocol_error() const { return protocol_error_; }
+
+private:
+    bool read_socket();
+    void read_output();
+
+    int socket_fd_;
+    int output_fd_;
+    FrameReader reader_;
+    BoundedOutput output_;
+    bool socket_open_ = true;
+    std::string protocol_error_;
+};
+
+}  // namespace kbench::sandbox

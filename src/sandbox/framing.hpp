@@ -1,0 +1,50 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+
+namespace kbench::sandbox {
+
+using json = nlohmann::json;
+
+// Control messages between processes: a 4-byte little-endian length, then that many bytes of
+// JSON. File descriptors may ride along on a message as SCM_RIGHTS.
+inline constexpr std::size_t kMaxFrameBytes = 64u << 20;
+
+class ProtocolError : public Error {
+    using Error::Error;
+};
+
+struct Message {
+    json body;
+    std::vector<int> fds;  // received descriptors, owned by the receiver
+};
+
+// Sends one message; throws ProtocolError when the peer is gone.
+void send_message(int fd, const json& body, const std::vector<int>& fds = {});
+
+// Reads one message, blocking; nullopt on a clean end of stream. For trusted peers only.
+std::optional<Message> recv_message(int fd);
+
+// Incremental decoder for untrusted, non-blocking peers.
+class FrameReader {
+public:
+    void feed(const char* data, std::size_t size);
+    // The next complete message, if one has arrived; throws ProtocolError on a bad frame.
+    std::optional<json> next();
+    bool has_partial() const { return !buffer_.empty(); }
+
+private:
+    std::string buffer_;
+};
+
+std::string encode_frame(const json& body);
+
+}  // namespace kbench::sandbox

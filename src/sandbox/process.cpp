@@ -1,0 +1,120 @@
+#include "sandbox/process.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/error.hpp"
+
+namespace kbench::sandbox {
+
+ExitStatus ExitStatus::from_wait_status(int status) {
+    ExitStatus s;
+    if (WIFEXITED(status)) {
+        s.exited = true;
+        s.code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        s.signal = WTERMSIG(status);
+    }
+    return s;
+}
+
+std::string describe_signal(int signal) {
+    const char* abbrev = sigabbrev_np(signal);
+    const char* text = sigdescr_np(signal);
+    std::string out = "signal " + std::to_string(signal);
+    if (abbrev) out += std::string(" (SIG") + abbrev + (text ? std::string(", ") + text : "") + ")";
+    return out;
+}
+
+std::string ExitStatus::describe() const {
+    return exited ? "exit code " + std::to_string(code) : describe_signal(signal);
+}
+
+pid_t spawn_process(const SpawnSpec& spec) {
+    if (spec.argv.empty()) throw InfraError("spawn_process: empty argv");
+    auto [report_read, report_write] = make_pipe();
+    std::vector<char*> argv;
+    for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+
+    pid_t pid = ::fork();
+    if (pid < 0) throw InfraError(std::string("fork failed: ") + std::strerror(errno));
+    if (pid == 0) {
+        // Child: only async-signal-safe work and exec from here on.
+        if (spec.new_process_group) ::setpgid(0, 0);
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the orchestrator
+        for (const auto& [name, value] : spec.env_set) ::setenv(name.c_str(), value.c_str(), 1);
+        if (spec.stdout_fd >= 0) ::dup2(spec.stdout_fd, STDOUT_FILENO);
+        if (spec.stderr_fd >= 0) ::dup2(spec.stderr_fd, STDERR_FILENO);
+        for (const auto& [child_fd, parent_fd] : spec.fds) {
+            if (child_fd == parent_fd) {
+                ::fcntl(child_fd, F_SETFD, 0);  // keep it across exec
+            } else {
+                ::dup2(parent_fd, child_fd);
+            }
+        }
+        ::execvp(argv[0], argv.data());
+        int err = errno;
+        ssize_t ignored = ::write(report_write, &err, sizeof(err));
+        (void)ignored;
+        ::_exit(127);
+    }
+    ::close(report_write);
+    int err = 0;
+    ssize_t n;
+    do {
+        n = ::read(report_read, &err, sizeof(err));
+    } while (n < 0 && errno == EINTR);
+    ::close(report_read);
+    if (n == sizeof(err)) {
+        ::waitpid(pid, nullptr, 0);
+        throw InfraError("cannot run " + spec.argv[0] + ": " + std::strerror(err),
+                         "check the path, or pass --python / set KBENCH_PYTHON");
+    }
+    return pid;
+}
+
+ExitStatus wait_process(pid_t pid) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) return ExitStatus{true, -1, 0};
+    }
+    return ExitStatus::from_wait_status(status);
+}
+
+std::optional<ExitStatus> try_wait_process(pid_t pid) {
+    int status = 0;
+    pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == 0) return std::nullopt;
+    if (r < 0) return ExitStatus{true, -1, 0};
+    return ExitStatus::from_wait_status(status);
+}
+
+void kill_process_tree(pid_t pid) {
+    if (pid <= 0) return;
+    ::kill(-pid, SIGKILL);
+    ::kill(pid, SIGKILL);
+}
+
+std::pair<int, int> make_socket_pair() {
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
+        throw InfraError(std::string("socketpair failed: ") + std::strerror(errno));
+    return {fds[0], fds[1]};
+}
+
+std::pair<int, int> make_pipe() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0)
+        throw InfraError(std::string("pipe failed: ") + std::strerror(errno));
+    return {fds[0], fds[1]};
+}
+
+}  // namespace kbench::sandbox

@@ -1,0 +1,46 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kbench::sandbox {
+
+struct ExitStatus {
+    bool exited = false;  // normal exit with a code; otherwise killed by a signal
+    int code = 0;
+    int signal = 0;
+
+    static ExitStatus from_wait_status(int status);
+    std::string describe() const;  // "exit code 3", "signal 11 (SIGSEGV, segmentation fault)"
+};
+
+std::string describe_signal(int signal);
+
+struct SpawnSpec {
+    std::vector<std::string> argv;  // argv[0] is looked up in PATH
+    std::vector<std::pair<std::string, std::string>> env_set;
+    std::vector<std::pair<int, int>> fds;  // {fd in the child, fd in this process}
+    int stdout_fd = -1;                    // -1: inherit
+    int stderr_fd = -1;
+    bool new_process_group = true;
+};
+
+// Starts a process; throws InfraError with the reason when it cannot be executed.
+pid_t spawn_process(const SpawnSpec& spec);
+
+ExitStatus wait_process(pid_t pid);
+std::optional<ExitStatus> try_wait_process(pid_t pid);
+
+// SIGKILL to the process and to its process group.
+void kill_process_tree(pid_t pid);
+
+// A pair of connected stream sockets, both close-on-exec.
+std::pair<int, int> make_socket_pair();
+// A pipe {read, write}, both close-on-exec.
+std::pair<int, int> make_pipe();
+
+}  // namespace kbench::sandbox

@@ -1,0 +1,58 @@
+#include "schedule/devices.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace kbench::schedule {
+
+int count_gpus() {
+    std::error_code ec;
+    int count = 0;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec)) {
+        (void)entry;
+        ++count;
+    }
+    if (count > 0) return count;
+    FILE* pipe = ::popen("nvidia-smi -L 2>/dev/null", "r");
+    if (!pipe) return 0;
+    char line[512];
+    while (std::fgets(line, sizeof(line), pipe))
+        if (std::string(line).rfind("GPU ", 0) == 0) ++count;
+    ::pclose(pipe);
+    return count;
+}
+
+std::string physical_gpu(int ordinal) {
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    if (!visible || !*visible) return std::to_string(ordinal);
+    std::vector<std::string> ids;
+    std::stringstream in(visible);
+    for (std::string id; std::getline(in, id, ',');) ids.push_back(id);
+    if (ordinal >= int(ids.size()))
+        throw UsageError("cuda:" + std::to_string(ordinal) + " is not among CUDA_VISIBLE_DEVICES=" +
+                             visible,
+                         "pick an ordinal below " + std::to_string(ids.size()));
+    return ids[std::size_t(ordinal)];
+}
+
+DeviceChoice parse_device(const std::string& text) {
+    if (text == "auto") return count_gpus() > 0 ? parse_device("cuda") : parse_device("cpu");
+    if (text == "cpu") return {"cpu", 0, "cpu"};
+    if (text == "cuda") return {"cuda", 0, "cuda:0"};
+    if (text.rfind("cuda:", 0) == 0) {
+        try {
+            std::size_t used = 0;
+            int ordinal = std::stoi(text.substr(5), &used);
+            if (used == text.size() - 5 && ordinal >= 0) return {"cuda", ordinal, text};
+        } catch (const std::exception&) {
+        }
+    }
+    throw UsageError("unknown device '" + text + "'", "use cpu, cuda or cuda:N");
+}
+
+}  // namespace kbench::schedule

@@ -1,0 +1,111 @@
+#include "schedule/worker_process.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "core/error.hpp"
+
+namespace kbench::schedule {
+
+WorkerProcess::WorkerProcess(const WorkerEnvironment& env, const std::string& role)
+    : role_(role), log_path_(env.log_dir / (role + ".log")) {
+    fs::create_directories(env.log_dir);
+    int log_fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (log_fd < 0) throw InfraError("cannot open worker log " + log_path_.string());
+    auto [ours, theirs] = sandbox::make_socket_pair();
+
+    sandbox::SpawnSpec spec;
+    spec.argv = {env.python, "-m", "kbench_worker", role, "3", env.device_kind};
+    std::string pythonpath = env.worker_package_dir.string();
+    if (const char* existing = std::getenv("PYTHONPATH"); existing && *existing)
+        pythonpath += std::string(":") + existing;
+    spec.env_set = {{"PYTHONPATH", pythonpath}, {"PYTHONUNBUFFERED", "1"}};
+    if (env.device_kind == "cuda") spec.env_set.emplace_back("CUDA_VISIBLE_DEVICES", env.visible_gpu);
+    spec.fds = {{3, theirs}};
+    spec.stdout_fd = log_fd;
+    spec.stderr_fd = log_fd;
+    try {
+        pid_ = sandbox::spawn_process(spec);
+    } catch (...) {
+        ::close(log_fd);
+        ::close(ours);
+        ::close(theirs);
+        throw;
+    }
+    ::close(log_fd);
+    ::close(theirs);
+    channel_ = std::make_unique<sandbox::Channel>(ours, -1);
+}
+
+WorkerProcess::~WorkerProcess() {
+    if (pid_ <= 0) return;
+    try {
+        if (alive()) channel_->send({{"op", "exit"}});
+    } catch (...) {
+    }
+    // A short grace period, then the process group goes.
+    for (int i = 0; i < 50; ++i) {
+        if (sandbox::try_wait_process(pid_)) return;
+        ::usleep(20000);
+    }
+    sandbox::kill_process_tree(pid_);
+    sandbox::wait_process(pid_);
+}
+
+bool WorkerProcess::alive() {
+    if (pid_ <= 0) return false;
+    if (sandbox::try_wait_process(pid_)) {
+        pid_ = -1;
+        return false;
+    }
+    return true;
+}
+
+std::string WorkerProcess::log_tail(std::size_t bytes) const {
+    std::ifstream in(log_path_, std::ios::binary | std::ios::ate);
+    if (!in) return {};
+    auto size = std::size_t(in.tellg());
+    std::size_t start = size > bytes ? size - bytes : 0;
+    in.seekg(std::streamoff(start));
+    std::string text(size - start, '\0');
+    in.read(text.data(), std::streamsize(text.size()));
+    return text;
+}
+
+const json& WorkerProcess::hello(double timeout_s) {
+    if (hello_) return *hello_;
+    auto reply = channel_->receive(sandbox::Clock::now() +
+                                   std::chrono::milliseconds(long(timeout_s * 1000)));
+    if (reply.event != sandbox::Channel::Event::message || reply.body.contains("error")) {
+        std::string detail = reply.event == sandbox::Channel::Event::message
+                                 ? reply.body.value("error", std::string())
+                                 : log_tail();
+        throw InfraError("the " + role_ + " process did not start: " + detail,
+                         "check that the Python given by --python / KBENCH_PYTHON imports torch "
+                         "and the kbench worker module; its log is " + log_path_.string());
+    }
+    hello_ = reply.body;
+    return *hello_;
+}
+
+json WorkerProcess::request(const json& body, double timeout_s, const std::vector<int>& fds) {
+    std::lock_guard<std::mutex> guard(request_mutex_);
+    hello();
+    try {
+        channel_->send(body, fds);
+    } catch (const std::exception& e) {
+        throw InfraError("the " + role_ + " process is gone (" + e.what() + ")\n" + log_tail());
+    }
+    auto reply = channel_->receive(sandbox::Clock::now() +
+                                   std::chrono::milliseconds(long(timeout_s * 1000)));
+    if (reply.event == sandbox::Channel::Event::message) return reply.body;
+    std::string what = reply.event == sandbox::Channel::Event::timed_out
+                           ? "did not answer '" + body.value("op", std::string()) + "' within " +
+                                 std::to_string(int(timeout_s)) + " s"
+                           : "died during '" + body.value("op", std::string()) + "'";
+    throw InfraError("the " + role_ + " process " + what + "\n" + log_tail());
+}
+
+}  // namespace kbench::schedule

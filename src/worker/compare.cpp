@@ -1,0 +1,199 @@
+#include "worker/compare.hpp"
+
+#include <cmath>
+#include <sstream>
+
+namespace kbench::worker {
+namespace {
+
+std::string shape_text(const json& shape) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + shape[i].dump();
+    return out + "]";
+}
+
+std::string index_text(std::int64_t flat, at::IntArrayRef sizes) {
+    std::vector<std::int64_t> index(sizes.size());
+    for (std::size_t d = sizes.size(); d-- > 0;) {
+        index[d] = sizes[d] > 0 ? flat % sizes[d] : 0;
+        flat = sizes[d] > 0 ? flat / sizes[d] : 0;
+    }
+    std::string out = "[";
+    for (std::size_t d = 0; d < index.size(); ++d) out += (d ? ", " : "") + std::to_string(index[d]);
+    return out + "]";
+}
+
+std::string number(double value) {
+    std::ostringstream out;
+    out.precision(6);
+    out << value;
+    return out.str();
+}
+
+// The structural checks: kind, count, tensor-ness, type, device, dtype, shape, aliasing.
+std::optional<std::string> structural_failure(const std::vector<at::Tensor>& reference,
+                                              const json& report, const CompareSpec& spec,
+                                              const std::string& where) {
+    const std::string kind = report.value("kind", std::string("?"));
+    if (kind != "tensor" && kind != "tuple" && kind != "list")
+        return where + ": the candidate returned a " + kind +
+               ", not a tensor or a tuple of tensors";
+    const json& outputs = report.at("outputs");
+    if (outputs.size() != reference.size())
+        return where + ": the candidate returned " + std::to_string(outputs.size()) +
+               " output(s), the reference returns " + std::to_string(reference.size());
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        const json& o = outputs[i];
+        std::string at = where + " output " + std::to_string(i);
+        if (!o.value("is_tensor", false))
+            return at + ": a " + o.value("type", std::string("?")) + ", not a tensor";
+        if (spec.strict && !o.value("exact_type", true))
+            return at + ": a " + o.value("type", std::string("?")) +
+                   " (a tensor subclass); return a plain torch.Tensor";
+        std::string want_device = reference[i].device().str();
+        if (o.value("device", want_device) != want_device)
+            return at + ": on " + o.value("device", std::string("?")) + ", expected " +
+                   want_device;
+        std::string want_dtype = dtype_name(reference[i].scalar_type());
+        if (o.value("dtype", std::string()) != want_dtype)
+            return at + ": dtype " + o.value("dtype", std::string("?")) + ", expected " +
+                   want_dtype;
+        json want_shape = to_vector(reference[i].sizes());
+        if (o.value("shape", json::array()) != want_shape)
+            return at + ": shape " + shape_text(o.value("shape", json::array())) +
+                   ", expected " + shape_text(want_shape);
+        if (spec.strict && o.value("aliases_input", -1) >= 0)
+            return at + ": shares memory with input " +
+                   std::to_string(o.value("aliases_input", -1)) +
+                   "; return a new tensor, not an input or a view of one";
+        if (!o.value("copied", false)) return at + ": the sandbox could not copy it";
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+bool bitwise_equal(const at::Tensor& a, const at::Tensor& b) {
+    if (a.sizes() != b.sizes() || a.scalar_type() != b.scalar_type()) return false;
+    if (a.numel() == 0) return true;
+    auto bytes = [](const at::Tensor& t) { return t.contiguous().reshape(-1).view(at::kByte); };
+    return at::equal(bytes(a), bytes(b));
+}
+
+namespace {
+
+// Running totals over one output, gathered chunk by chunk so that memory stays bounded.
+struct ValueStats {
+    double max_abs = 0;
+    double max_rel = 0;
+    std::int64_t mismatched = 0;
+    std::int64_t nonfinite = 0;        // NaN or Inf where the reference is finite
+    std::int64_t first_nonfinite = -1;
+    std::int64_t worst = -1;           // the mismatch with the largest difference
+    double worst_excess = -1;
+};
+
+void accumulate(const at::Tensor& ref, const at::Tensor& got, std::int64_t offset,
+                const CompareSpec& spec, ValueStats& stats) {
+    at::Tensor ref_finite = at::isfinite(ref);
+    at::Tensor both_finite = ref_finite & at::isfinite(got);
+    at::Tensor diff = (got - ref).abs();
+    at::Tensor finite_diff = at::where(both_finite, diff, at::zeros({}, diff.options()));
+    stats.max_abs = std::max(stats.max_abs, finite_diff.max().item<double>());
+    stats.max_rel = std::max(stats.max_rel,
+                             (finite_diff / ref.abs().clamp_min(spec.atol)).max().item<double>());
+    // Within tolerance, or the same value (covers infinities), or NaN where the reference has
+    // NaN in strict mode (KernelBench's allclose treats every NaN as a mismatch).
+    at::Tensor close = (diff <= spec.atol + spec.rtol * ref.abs()) | (got == ref);
+    if (spec.strict) close = close | (at::isnan(ref) & at::isnan(got));
+    at::Tensor bad_nonfinite = ref_finite & ~both_finite;
+    std::int64_t nonfinite = bad_nonfinite.sum().item<std::int64_t>();
+    if (nonfinite > 0 && stats.first_nonfinite < 0)
+        stats.first_nonfinite = offset + bad_nonfinite.to(at::kByte).argmax().item<std::int64_t>();
+    stats.nonfinite += nonfinite;
+    std::int64_t mismatched = (~close).sum().item<std::int64_t>();
+    if (mismatched == 0) return;
+    stats.mismatched += mismatched;
+    at::Tensor excess = at::where(close, at::full({}, -1.0, diff.options()),
+                                  at::nan_to_num(diff, 0.0, 1e300, 1e300));
+    auto [value, index] = excess.max(0);
+    double worst = value.item<double>();
+    if (worst > stats.worst_excess) {
+        stats.worst_excess = worst;
+        stats.worst = offset + index.item<std::int64_t>();
+    }
+}
+
+}  // namespace
+
+CompareResult compare_outputs(const std::vector<at::Tensor>& reference,
+                              const std::vector<at::Tensor>& copied, const json& report,
+                              const CompareSpec& spec, const std::string& where) {
+    CompareResult result;
+    if (auto failure = structural_failure(reference, report, spec, where)) {
+        result.ok = false;
+        result.reason = *failure;
+        return result;
+    }
+    constexpr std::int64_t kChunk = 1 << 26;  // elements compared at a time
+    for (std::size_t i = 0; i < reference.size(); ++i) {
+        const at::Tensor& ref_raw = reference[i];
+        if (ref_raw.numel() == 0) continue;
+        auto work = ref_raw.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+        at::Tensor ref = ref_raw.reshape(-1);
+        at::Tensor got = copied[i].reshape(-1);
+        ValueStats stats;
+        for (std::int64_t start = 0; start < ref.numel(); start += kChunk) {
+            std::int64_t length = std::min(kChunk, ref.numel() - start);
+            accumulate(ref.narrow(0, start, length).to(work), got.narrow(0, start, length).to(work),
+                       start, spec, stats);
+        }
+        result.max_abs_diff = std::max(result.max_abs_diff, stats.max_abs);
+        result.max_rel_diff = std::max(result.max_rel_diff, stats.max_rel);
+        if (stats.mismatched == 0) continue;
+
+        result.ok = false;
+        std::string at = where + " output " + std::to_string(i);
+        std::string total = std::to_string(ref.numel());
+        auto value_at = [&](const at::Tensor& t, std::int64_t index) {
+            return number(t[index].to(at::kDouble).item<double>());
+        };
+        if (spec.strict && stats.nonfinite > 0) {
+            std::int64_t first = stats.first_nonfinite;
+            result.reason = at + ": " + std::to_string(stats.nonfinite) + " of " + total +
+                            " values are NaN or Inf where the reference is finite (first at " +
+                            index_text(first, ref_raw.sizes()) + ": got " + value_at(got, first) +
+                            ", expected " + value_at(ref, first) + ")";
+            return result;
+        }
+        result.reason = at + ": " + std::to_string(stats.mismatched) + " of " + total +
+                        " values differ beyond atol=rtol=" + number(spec.atol) +
+                        "; largest difference " + number(stats.max_abs) + " (at " +
+                        index_text(stats.worst, ref_raw.sizes()) + ": got " +
+                        value_at(got, stats.worst) + ", expected " + value_at(ref, stats.worst) + ")";
+        return result;
+    }
+    return result;
+}
+
+std::optional<std::string> check_inputs_unchanged(const std::vector<at::Tensor>& pristine,
+                                                  const std::vector<at::Tensor>& after,
+                                                  const std::vector<bool>& reference_modifies,
+                                                  const std::string& where) {
+    for (std::size_t j = 0; j < pristine.size(); ++j) {
+        if (!pristine[j].defined() || reference_modifies[j]) continue;
+        if (bitwise_equal(pristine[j], after[j])) continue;
+        std::int64_t changed = 0;
+        if (pristine[j].sizes() == after[j].sizes()) {
+            at::Tensor a = pristine[j].contiguous().reshape(-1).view(at::kByte);
+            at::Tensor b = after[j].contiguous().reshape(-1).view(at::kByte);
+            changed = (a != b).sum().item<std::int64_t>();
+        }
+        return where + ": the candidate modified input " + std::to_string(j) + " (" +
+               std::to_string(changed) +
+               " bytes changed); the reference leaves it unchanged, so the candidate must too";
+    }
+    return std::nullopt;
+}
+
+}  // namespace kbench::worker

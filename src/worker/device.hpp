@@ -1,0 +1,46 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "worker/torch_common.hpp"
+
+namespace kbench::worker {
+
+// Thrown when the CUDA runtime reports an error; the message names it.
+class CudaError : public std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// The one device a worker process uses. Workers see a single GPU (the orchestrator narrows
+// CUDA_VISIBLE_DEVICES), so CUDA is always ordinal 0 here.
+class Device {
+public:
+    static Device open(const std::string& kind);  // "cpu" or "cuda"
+
+    bool is_cuda() const { return cuda_; }
+    at::Device torch_device() const;
+    std::string torch_name() const { return cuda_ ? "cuda:0" : "cpu"; }
+
+    void synchronize() const;  // every stream of the device
+    json describe() const;
+    std::size_t cache_bytes() const { return cache_bytes_; }
+    std::size_t memory_bytes() const { return memory_bytes_; }
+
+    // A small known computation; throws if the device cannot run it.
+    void check_health() const;
+
+private:
+    bool cuda_ = false;
+    std::size_t cache_bytes_ = 0;
+    std::size_t memory_bytes_ = 0;
+    json info_;
+};
+
+// Throws CudaError naming the call and the error, with the CUDA error's own name.
+void cuda_check(int error, const char* what);
+
+// True when the extension was built with CUDA support.
+bool built_with_cuda();
+
+}  // namespace kbench::worker

@@ -1,0 +1,154 @@
+#include "worker/python_program.hpp"
+
+namespace kbench::worker {
+namespace {
+
+// Enters `with torch.device(name):` for the lifetime of the guard.
+class DefaultDeviceGuard {
+public:
+    explicit DefaultDeviceGuard(const std::string& name) {
+        context_ = py::module_::import("torch").attr("device")(name);
+        context_.attr("__enter__")();
+    }
+    ~DefaultDeviceGuard() {
+        try {
+            py::none none;
+            context_.attr("__exit__")(none, none, none);
+        } catch (...) {
+        }
+    }
+
+private:
+    py::object context_;
+};
+
+}  // namespace
+
+py::module_ exec_module(const std::string& code, const std::string& module_name,
+                        const std::string& filename) {
+    py::module_ types = py::module_::import("types");
+    py::module_ builtins = py::module_::import("builtins");
+    py::module_ module = types.attr("ModuleType")(module_name);
+    module.attr("__file__") = filename;
+    py::module_::import("sys").attr("modules")[py::str(module_name)] = module;
+    py::object compiled = builtins.attr("compile")(code, filename, "exec");
+    builtins.attr("exec")(compiled, module.attr("__dict__"));
+    return module;
+}
+
+py::module_ import_file(const std::string& path, const std::string& module_name) {
+    py::module_ util = py::module_::import("importlib.util");
+    py::object spec = util.attr("spec_from_file_location")(module_name, path);
+    py::module_ module = util.attr("module_from_spec")(spec);
+    py::module_::import("sys").attr("modules")[py::str(module_name)] = module;
+    spec.attr("loader").attr("exec_module")(module);
+    return module;
+}
+
+void seed_torch(std::uint64_t seed) { py::module_::import("torch").attr("manual_seed")(seed); }
+
+std::vector<std::uint64_t> trial_seeds(std::uint64_t seed, int trials) {
+    py::module_ torch = py::module_::import("torch");
+    seed_torch(seed);
+    std::vector<std::uint64_t> seeds;
+    for (int i = 0; i < trials; ++i) {
+        py::object drawn = torch.attr("randint")(0, (1ULL << 32) - 1, py::make_tuple(1));
+        seeds.push_back(drawn.attr("item")().cast<std::uint64_t>());
+    }
+    return seeds;
+}
+
+py::object call_on_device(py::handle fn, const std::string& device, const py::tuple& args) {
+    DefaultDeviceGuard guard(device);
+    return fn(*args);
+}
+
+py::list prepare_values(py::handle values, const at::Device& device, at::ScalarType float_dtype) {
+    py::list out;
+    for (py::handle value : values) {
+        if (THPVariable_Check(value.ptr())) {
+            at::Tensor t = THPVariable_Unpack(value.ptr());
+            if (at::isFloatingType(t.scalar_type())) t = t.to(float_dtype);
+            out.append(py::reinterpret_steal<py::object>(THPVariable_Wrap(t.to(device))));
+        } else {
+            out.append(value);
+        }
+    }
+    return out;
+}
+
+py::object construct_model(py::handle cls, py::handle get_init_inputs, std::uint64_t seed,
+                           const at::Device& device, at::ScalarType float_dtype) {
+    std::string name = device.str();
+    seed_torch(seed);
+    py::object init = call_on_device(get_init_inputs, name, py::tuple());
+    py::list init_values = prepare_values(init, device, float_dtype);
+    seed_torch(seed);
+    py::object model = call_on_device(cls, name, py::tuple(init_values));
+    py::object module_type = py::module_::import("torch.nn").attr("Module");
+    if (py::isinstance(model, module_type)) {
+        py::dict kwargs;
+        kwargs["device"] = py::module_::import("torch").attr("device")(name);
+        kwargs["dtype"] = py::module_::import("torch").attr(
+            float_dtype == at::kFloat ? "float32" : float_dtype == at::kHalf ? "float16" : "bfloat16");
+        model = model.attr("to")(**kwargs);
+    }
+    return model;
+}
+
+FlatOutput flatten_output(const py::object& result) {
+    FlatOutput flat;
+    if (THPVariable_Check(result.ptr())) {
+        flat.kind = "tensor";
+        flat.items.push_back(result);
+    } else if (py::isinstance<py::tuple>(result) || py::isinstance<py::list>(result)) {
+        flat.kind = py::isinstance<py::tuple>(result) ? "tuple" : "list";
+        for (py::handle item : result) flat.items.push_back(py::reinterpret_borrow<py::object>(item));
+    } else {
+        flat.kind = python_type_name(result);
+    }
+    return flat;
+}
+
+std::string python_type_name(py::handle value) {
+    py::handle type = py::type::handle_of(value);
+    std::string module = py::str(type.attr("__module__"));
+    std::string name = py::str(type.attr("__qualname__"));
+    return module == "builtins" ? name : module + "." + name;
+}
+
+json value_to_json(py::handle value) {
+    if (value.is_none()) return nullptr;
+    if (py::isinstance<py::bool_>(value)) return value.cast<bool>();
+    if (py::isinstance<py::int_>(value)) return value.cast<std::int64_t>();
+    if (py::isinstance<py::float_>(value)) return value.cast<double>();
+    if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+    if (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
+        json items = json::array();
+        for (py::handle item : value) items.push_back(value_to_json(item));
+        return json{{"sequence", py::isinstance<py::tuple>(value) ? "tuple" : "list"},
+                    {"items", items}};
+    }
+    throw std::runtime_error("get_inputs() returned a " + python_type_name(value) +
+                             "; kbench passes tensors, numbers, strings, None and lists of them");
+}
+
+py::object value_from_json(const json& value) {
+    if (value.is_null()) return py::none();
+    if (value.is_boolean()) return py::bool_(value.get<bool>());
+    if (value.is_number_integer()) return py::int_(value.get<std::int64_t>());
+    if (value.is_number()) return py::float_(value.get<double>());
+    if (value.is_string()) return py::str(value.get<std::string>());
+    py::list items;
+    for (const auto& item : value.at("items")) items.append(value_from_json(item));
+    if (value.at("sequence") == "tuple") return py::tuple(items);
+    return items;
+}
+
+at::ScalarType precision_dtype(const std::string& precision) {
+    if (precision == "fp16") return at::kHalf;
+    if (precision == "bf16") return at::kBFloat16;
+    return at::kFloat;
+}
+
+}  // namespace kbench::worker

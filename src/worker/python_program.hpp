@@ -1,0 +1,50 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "worker/torch_common.hpp"
+
+namespace kbench::worker {
+
+// Runs source text as a fresh module registered under module_name.
+py::module_ exec_module(const std::string& code, const std::string& module_name,
+                        const std::string& filename);
+
+// Imports the file at path as module_name (Triton needs real files to read kernel source).
+py::module_ import_file(const std::string& path, const std::string& module_name);
+
+// torch.manual_seed: the CPU generator and every CUDA generator, as KernelBench seeds.
+void seed_torch(std::uint64_t seed);
+
+// KernelBench's per-trial seeds: torch.manual_seed(seed), then torch.randint per trial.
+std::vector<std::uint64_t> trial_seeds(std::uint64_t seed, int trials);
+
+// Calls fn(*args) with the device as PyTorch's default device.
+py::object call_on_device(py::handle fn, const std::string& device, const py::tuple& args);
+
+// Tensors moved to the device, floating ones cast to float_dtype; other values unchanged.
+py::list prepare_values(py::handle values, const at::Device& device, at::ScalarType float_dtype);
+
+// KernelBench's construction rule: seed, get_init_inputs(), seed again, cls(*init), then the
+// module moved to the device and precision.
+py::object construct_model(py::handle cls, py::handle get_init_inputs, std::uint64_t seed,
+                           const at::Device& device, at::ScalarType float_dtype);
+
+// A forward result as a list of items: a tensor alone, or the elements of a tuple or list.
+struct FlatOutput {
+    std::string kind;  // "tensor", "tuple", "list", or the Python type name of anything else
+    std::vector<py::object> items;
+};
+FlatOutput flatten_output(const py::object& result);
+
+// A non-tensor value on the wire (numbers, strings, None and lists of them); throws otherwise.
+json value_to_json(py::handle value);
+py::object value_from_json(const json& value);
+
+std::string python_type_name(py::handle value);
+
+at::ScalarType precision_dtype(const std::string& precision);
+
+}  // namespace kbench::worker

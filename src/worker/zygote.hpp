@@ -1,0 +1,11 @@
+#pragma once
+
+#include <string>
+
+namespace kbench::worker {
+
+// Holds an imported torch with CUDA not yet initialised, and forks sandboxes and builders from
+// it on request, so that each starts in milliseconds with a fresh CUDA context of its own.
+int zygote_main(int fd, const std::string& device_kind);
+
+}  // namespace kbench::worker

@@ -1,0 +1,46 @@
+#include "score/speedup.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace kbench::score {
+
+TEST(Speedup, RatioOfMedians) {
+    auto e = estimate_speedup({200, 210, 190}, {100, 105, 95}, Statistic::median, 500);
+    EXPECT_DOUBLE_EQ(e.speedup, 2.0);
+    EXPECT_LE(e.ci_lo, e.speedup);
+    EXPECT_GE(e.ci_hi, e.speedup);
+}
+
+TEST(Speedup, RatioOfMeansInKernelBenchMode) {
+    auto e = estimate_speedup({100, 300}, {100, 100}, Statistic::mean, 100);
+    EXPECT_DOUBLE_EQ(e.speedup, 2.0);
+}
+
+TEST(Speedup, IntervalNarrowsWithMoreSamples) {
+    std::mt19937 rng(3);
+    std::normal_distribution<double> base(100, 5), cand(50, 2.5);
+    std::vector<double> b10, c10, b1000, c1000;
+    for (int i = 0; i < 10; ++i) b10.push_back(base(rng)), c10.push_back(cand(rng));
+    for (int i = 0; i < 1000; ++i) b1000.push_back(base(rng)), c1000.push_back(cand(rng));
+    auto few = estimate_speedup(b10, c10, Statistic::median);
+    auto many = estimate_speedup(b1000, c1000, Statistic::median);
+    EXPECT_LT(many.ci_hi - many.ci_lo, few.ci_hi - few.ci_lo);
+    EXPECT_LT(many.ci_lo, 2.0);
+    EXPECT_GT(many.ci_hi, 2.0);
+}
+
+TEST(Speedup, DeterministicForASeed) {
+    std::vector<double> b{1, 2, 3, 4, 5, 6}, c{2, 3, 4, 5, 6, 7};
+    auto x = estimate_speedup(b, c, Statistic::median, 300, 9);
+    auto y = estimate_speedup(b, c, Statistic::median, 300, 9);
+    EXPECT_EQ(x.ci_lo, y.ci_lo);
+    EXPECT_EQ(x.ci_hi, y.ci_hi);
+}
+
+TEST(Speedup, RefusesEmptySamples) {
+    EXPECT_THROW(estimate_speedup({}, {1.0}, Statistic::median), std::invalid_argument);
+}
+
+}  // namespace kbench::score
