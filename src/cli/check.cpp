@@ -76,13 +76,13 @@ int run_check(const CheckOptions& o) {
     std::vector<schedule::CandidateSpec> candidates;
     for (const auto& path : o.candidates) {
         schedule::CandidateSpec c;
-        c.path = path;
+        c.path = fs::absolute(path);
         c.code = read_file(path);
         c.backend = detect_backend(o.backend, c.code, device.kind);
         candidates.push_back(std::move(c));
     }
 
-    fs::path scratch = make_temp_dir("kbench-check-");
+    fs::path scratch = fs::absolute(make_temp_dir("kbench-check-"));
     schedule::EvaluatorOptions options;
     options.config = config;
     options.env.python = build::find_python(o.python);
@@ -90,7 +90,8 @@ int run_check(const CheckOptions& o) {
     options.env.device_kind = device.kind;
     if (device.kind == "cuda") options.env.visible_gpu = schedule::physical_gpu(device.ordinal);
     options.env.log_dir = scratch / "logs";
-    options.cache_dir = o.cache_dir ? fs::path(*o.cache_dir) : cache_root() / "builds";
+    // Absolute: workers run in private folders of their own.
+    options.cache_dir = fs::absolute(o.cache_dir ? fs::path(*o.cache_dir) : cache_root() / "builds");
     options.scratch_dir = scratch / "work";
     options.builders = o.builders;
     if (!o.quiet) options.log = [](const std::string& line) { std::cerr << "kbench: " << line << "\n"; };

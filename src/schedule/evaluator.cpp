@@ -304,6 +304,9 @@ bool Evaluator::accept(const Channel::Reply& reply, SandboxProcess& sandbox,
         v.reason = phase + ": " + capped(last_line(error), 600);
         sandbox.finish();
         v.log = capped(error + "\n" + sandbox.output(), 16000);
+        // A CUDA error can leave more than the sandbox's own context in trouble.
+        if (error.find("CUDA") != std::string::npos || error.find("cuda") != std::string::npos)
+            check_judge_health();
         return false;
     }
     if (reply.event == Channel::Event::timed_out) {
@@ -417,16 +420,19 @@ void Evaluator::run_candidate(const ProblemSpec& problem, const CandidateSpec& c
 
     // Timing: the candidate in its sandbox, on input sets that rotate between calls.
     auto timing_start = Clock::now();
+    // Input sets that rotate between timed calls, as many as fit in an eighth of the memory.
     std::vector<int> set_trials;
-    if (strict)
-        for (int t = 0; t < std::min(c.trials, 3); ++t) set_trials.push_back(t);
-    else
-        set_trials.push_back(-1);  // KernelBench times on the base seed's inputs
     json sets = json::array(), stages = json::array();
-    for (int t : set_trials) {
-        json stage = judge_call({{"op", "stage"}, {"trial", t}}, 600);
+    std::size_t budget = device_info_.value("memory_bytes", std::size_t(0)) / 8;
+    int wanted = strict ? std::min(c.trials, 3) : 1;
+    for (int t = 0; t < wanted; ++t) {
+        int trial = strict ? t : -1;  // KernelBench times on the base seed's inputs
+        json stage = judge_call({{"op", "stage"}, {"trial", trial}}, 600);
+        set_trials.push_back(trial);
         sets.push_back({{"inputs", stage.at("inputs")}, {"outputs", stage.at("outputs")}});
         stages.push_back(stage.at("stage"));
+        std::size_t bytes = stage.value("bytes", std::size_t(0));
+        if (bytes > 0 && budget > 0) wanted = std::clamp(int(budget / bytes), 1, wanted);
     }
     reply = sandbox.call({{"op", "time"}, {"sets", sets}, {"timing", c.timing.to_json()}},
                          c.limits.timing_s);

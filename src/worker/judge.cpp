@@ -235,7 +235,7 @@ private:
         int id = next_stage_++;
         stages_.emplace(id, std::move(s));
         return {{"ok", true}, {"stage", id}, {"seed", t.seed}, {"inputs", inputs},
-                {"outputs", outputs}};
+                {"outputs", outputs}, {"bytes", t.bytes}};
     }
 
     json compare(const json& request) {

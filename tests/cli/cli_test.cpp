@@ -1,0 +1,155 @@
+// The command line as a user meets it: exit codes, messages, output formats, paths.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "support/command.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using kbench::test::quote;
+using kbench::test::run_command;
+
+const std::string kReference = std::string(KBENCH_FIXTURE_DIR) + "/references/relu_small.py";
+
+class Cli : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() / ("kbench-cli-" + std::to_string(::getpid()) + "-" +
+                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::create_directories(dir_);
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+
+    std::string write(const std::string& name, const std::string& text) {
+        fs::path path = dir_ / name;
+        std::ofstream(path) << text;
+        return path.string();
+    }
+
+    std::string kbench(const std::string& args) {
+        return quote(KBENCH_BINARY) + " check --python " + quote(KBENCH_TEST_PYTHON) + " " + args;
+    }
+
+    fs::path dir_;
+};
+
+const char* kPureRelu = R"(import torch
+import torch.nn as nn
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+)";
+
+const char* kPureWrong = R"(import torch
+import torch.nn as nn
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.relu(x) * 2
+)";
+
+std::vector<json> json_lines(const std::string& text) {
+    std::vector<json> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty()) out.push_back(json::parse(line));
+    return out;
+}
+
+TEST_F(Cli, MissingFileIsAUsageError) {
+    auto r = run_command(kbench(quote(kReference) + " /nonexistent/candidate.py"));
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("/nonexistent/candidate.py"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, UnknownDeviceSaysWhatToUse) {
+    std::string cand = write("c.py", kPureRelu);
+    auto r = run_command(kbench(quote(kReference) + " " + quote(cand) + " --device gpu7"));
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("unknown device 'gpu7'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("use cpu, cuda or cuda:N"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, GpuBackendOnCpuIsRefused) {
+    std::string cand = write("c.py", kPureRelu);
+    auto r = run_command(kbench(quote(kReference) + " " + quote(cand) + " --device cpu --backend cuda"));
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("needs a GPU"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, MissingPythonIsAnErrorThatNamesIt) {
+    std::string cand = write("c.py", kPureRelu);
+    auto r = run_command(quote(KBENCH_BINARY) + " check --device cpu --python /nonexistent/python3 " +
+                         quote(kReference) + " " + quote(cand));
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("/nonexistent/python3"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("what to do"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, PythonComesFromTheEnvironmentToo) {
+    std::string cand = write("c.py", kPureRelu);
+    auto r = run_command("KBENCH_PYTHON=/nonexistent/envpython " + quote(KBENCH_BINARY) +
+                         " check --device cpu " + quote(kReference) + " " + quote(cand));
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("/nonexistent/envpython"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, ExitCodeAndJsonLinesFollowTheVerdicts) {
+    std::string good = write("good.py", kPureRelu), bad = write("bad.py", kPureWrong);
+    auto ok = run_command(kbench("--device cpu --json --no-timing -q " + quote(kReference) + " " + quote(good)));
+    EXPECT_EQ(ok.exit_code, 0) << ok.err;
+    auto both = run_command(kbench("--device cpu --json --no-timing -q " + quote(kReference) + " " +
+                                   quote(good) + " " + quote(bad)));
+    EXPECT_EQ(both.exit_code, 1) << both.err;
+    auto verdicts = json_lines(both.out);
+    ASSERT_EQ(verdicts.size(), 2u) << both.out;
+    EXPECT_EQ(verdicts[0]["status"], "correct");
+    EXPECT_EQ(verdicts[1]["status"], "incorrect");
+    EXPECT_EQ(verdicts[1]["candidate"]["path"], bad);
+    EXPECT_EQ(verdicts[1]["problem"]["name"], "relu_small");
+    EXPECT_EQ(verdicts[1]["config"]["device"], "cpu");
+}
+
+TEST_F(Cli, TextVerdictIsReadable) {
+    std::string good = write("good.py", kPureRelu);
+    auto r = run_command(kbench("--device cpu --max-seconds 1 -q " + quote(kReference) + " " + quote(good)));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("status       correct (5/5 trials)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("speedup"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("baseline"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, RelativeCacheDirHoldsTheBuild) {
+    std::string cand = write("ext.py", R"(import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+ext = load_inline(name="kbench_cli_relative_cache",
+                  cpp_sources="torch::Tensor f(torch::Tensor x) { return x.clamp_min(0); }",
+                  functions=["f"])
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return ext.f(x)
+)");
+    std::string command = "cd " + quote(dir_.string()) + " && " +
+                          kbench("--device cpu --json --no-timing -q --cache-dir rel-cache " +
+                                 quote(kReference) + " " + quote(cand));
+    auto first = run_command(command);
+    ASSERT_EQ(first.exit_code, 0) << first.err << first.out;
+    bool found = false;
+    for (const auto& entry : fs::recursive_directory_iterator(dir_ / "rel-cache"))
+        found |= entry.path().filename() == "kbench_cli_relative_cache.so";
+    EXPECT_TRUE(found) << "the extension was not built into the relative cache folder";
+    // Built once: the second run loads it from the cache instead of compiling again.
+    auto second = run_command(command);
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    json v = json_lines(second.out).at(0);
+    EXPECT_LT(v["phases_s"]["load"].get<double>(), 10.0) << v.dump(2);
+}
+
+}  // namespace
