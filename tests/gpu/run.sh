@@ -3,14 +3,16 @@
 # unit tests, the CUDA fixtures (verdicts recorded), and the KernelBench level 1 problem 19
 # speed check. Writes what it measured to $OUT (default bench/out).
 #
-#   tests/gpu/run.sh [KERNELBENCH_JSONL]
+#   tests/gpu/run.sh [STEP ...]     steps: build unit fixtures relu19 (default: all, in order)
 #
-# KERNELBENCH_JSONL defaults to local/kernelbench.jsonl (a copy of the KernelBench problem set).
+# KBENCH_JSONL (default local/kernelbench.jsonl) is a copy of the KernelBench problem set.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 OUT=${OUT:-$ROOT/bench/out}
-JSONL=${1:-$ROOT/local/kernelbench.jsonl}
+JSONL=${KBENCH_JSONL:-$ROOT/local/kernelbench.jsonl}
+STEPS=${*:-build unit fixtures relu19}
+want() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 PYTHON=${KBENCH_PYTHON:-$(command -v python3)}
 BUILD=${KBENCH_GPU_BUILD:-$ROOT/build-gpu}
 export KBENCH_CACHE=${KBENCH_CACHE:-$BUILD/cache}
@@ -28,18 +30,21 @@ step "machine"
 } 2>&1 | tee "$OUT/machine.txt"
 
 step "build"
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$PYTHON" \
-  > "$OUT/build.log" 2>&1 && cmake --build "$BUILD" -j"$(nproc)" >> "$OUT/build.log" 2>&1
-if [ $? -ne 0 ]; then tail -50 "$OUT/build.log"; exit 1; fi
+want build || [ -x "$BUILD/kbench" ] || { echo "no build in $BUILD"; exit 1; }
+want build && { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$PYTHON" \
+  > "$OUT/build.log" 2>&1 && cmake --build "$BUILD" -j"$(nproc)" >> "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }; }
 
-step "unit tests"
-"$BUILD/tests/unit/kbench_unit_tests" --gtest_brief=1 2>&1 | tail -5 || status=1
+want unit && step "unit tests" && { "$BUILD/tests/unit/kbench_unit_tests" --gtest_brief=1 2>&1 | tail -5 || status=1; }
 
+if want fixtures; then
 step "CUDA fixtures"
+rm -f "$OUT/fixtures_cuda.jsonl"
 KBENCH_FIXTURE_RECORD="$OUT/fixtures_cuda.jsonl" \
   "$BUILD/tests/kbench_fixture_tests" --gtest_filter='Cuda/*' 2>&1 | tee "$OUT/fixtures_cuda.log" \
   | grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) " ; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
 
+if want relu19; then
 step "level 1 problem 19 (ReLU)"
 if [ -f "$JSONL" ]; then
   mkdir -p "$BUILD/problems/level1"
@@ -54,14 +59,16 @@ PY
   CAND="$ROOT/bench/candidates/level1_19_relu_cuda.py"
   # First run builds the candidate's extension; the second is the one timed.
   "$BUILD/kbench" check "$REF" "$CAND" --json > "$OUT/relu19_first.json" 2> "$OUT/relu19_first.err" || status=1
-  start=$(date +%s.%N)
+  start=$(date +%s%N)
   "$BUILD/kbench" check "$REF" "$CAND" --json > "$OUT/relu19.json" 2> "$OUT/relu19.err" || status=1
-  end=$(date +%s.%N)
-  echo "wall_s $(echo "$end - $start" | bc)" | tee "$OUT/relu19_wall.txt"
+  end=$(date +%s%N)
+  echo "wall_s $("$PYTHON" -c "print(round(($end - $start) / 1e9, 2))")" | tee "$OUT/relu19_wall.txt"
   "$BUILD/kbench" check "$REF" "$CAND" --mode kernelbench --json > "$OUT/relu19_kernelbench.json" 2>> "$OUT/relu19.err" || status=1
-  cat "$OUT/relu19.json"
+  tail -5 "$OUT/relu19_first.err" "$OUT/relu19.err"
+  cat "$OUT/relu19_first.json" "$OUT/relu19.json" "$OUT/relu19_kernelbench.json"
 else
   echo "no $JSONL: skipping the level 1 problem 19 check"
   status=1
+fi
 fi
 exit $status
