@@ -1,6 +1,8 @@
 // kbench check REF.py CAND.py [CAND.py ...]: one verdict per candidate.
 #include <unistd.h>
 
+#include <chrono>
+#include <iomanip>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -28,6 +30,7 @@ struct CheckOptions {
     std::uint64_t seed = 42;
     bool json = false;
     bool quiet = false;
+    bool verbose = false;
     bool keep_scratch = false;
     bool no_timing = false;
     std::optional<double> tolerance;
@@ -94,7 +97,14 @@ int run_check(const CheckOptions& o) {
     options.cache_dir = fs::absolute(o.cache_dir ? fs::path(*o.cache_dir) : cache_root() / "builds");
     options.scratch_dir = scratch / "work";
     options.builders = o.builders;
-    if (!o.quiet) options.log = [](const std::string& line) { std::cerr << "kbench: " << line << "\n"; };
+    options.verbose = o.verbose && !o.quiet;
+    if (!o.quiet) {
+        auto start = std::chrono::steady_clock::now();
+        options.log = [start](const std::string& line) {
+            double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            std::cerr << "kbench [" << std::fixed << std::setprecision(1) << t << " s] " << line << std::endl;
+        };
+    }
 
     std::unique_ptr<report::Reporter> reporter;
     if (o.json)
@@ -147,6 +157,7 @@ Command add_check_command(CLI::App& app) {
     cmd->add_option("--tol", o->tolerance, "atol = rtol (default: fp32 1e-4, fp16/bf16 1e-2)");
     cmd->add_flag("--json", o->json, "One JSON verdict a line");
     cmd->add_flag("--quiet,-q", o->quiet, "No progress lines on stderr");
+    cmd->add_flag("--verbose,-v", o->verbose, "A progress line per phase");
     cmd->add_flag("--no-timing", o->no_timing, "Check correctness only");
     cmd->add_option("--python", o->python, "Python with torch (default: $KBENCH_PYTHON, python3)");
     cmd->add_option("--cache-dir", o->cache_dir, "Build cache (default: ~/.cache/kbench/builds)");

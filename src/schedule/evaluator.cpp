@@ -27,6 +27,12 @@ Clock::time_point after(double seconds) {
     return Clock::now() + std::chrono::milliseconds(long(seconds * 1000));
 }
 
+std::string seconds_text(double seconds) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.1f s", seconds);
+    return text;
+}
+
 std::string last_line(const std::string& text) {
     std::size_t end = text.find_last_not_of(" \n\r\t");
     if (end == std::string::npos) return {};
@@ -85,6 +91,10 @@ Evaluator::~Evaluator() = default;
 
 void Evaluator::note(const std::string& line) {
     if (options_.log) options_.log(line);
+}
+
+void Evaluator::detail(const std::string& line) {
+    if (options_.verbose) note(line);
 }
 
 void Evaluator::start_workers() {
@@ -193,6 +203,7 @@ build::BuildRecord Evaluator::build(const CandidateSpec& candidate, double& spen
 
     build::BuildRecord record;
     double limit = options_.config.limits.build_s;
+    detail("  building " + candidate.path.filename().string());
     auto process = std::make_unique<SandboxProcess>(
         *zygote_, SandboxProcess::Options{"builder", options_.env.device_kind, scratch, env});
     auto hello = process->hello(limit);
@@ -224,6 +235,8 @@ build::BuildRecord Evaluator::build(const CandidateSpec& candidate, double& spen
     }
     // Timeouts are not kept: a loaded machine may build it next time.
     if (record.status != "timeout") cache_.store(key, record);
+    detail("  built " + candidate.path.filename().string() + ": " + record.status + " in " +
+           seconds_text(record.seconds));
     spent_s = record.seconds;
     return record;
 }
@@ -325,6 +338,16 @@ bool Evaluator::accept(const Channel::Reply& reply, SandboxProcess& sandbox,
 
 Verdict Evaluator::evaluate_once(const ProblemSpec& problem, const CandidateSpec& candidate) {
     Verdict v = blank_verdict(problem, candidate);
+    auto start = Clock::now();
+    struct Done {
+        Evaluator& self;
+        Verdict& v;
+        Clock::time_point start;
+        ~Done() {
+            self.note("  " + std::string(to_string(v.status)) + " after " +
+                      seconds_text(seconds_since(start)));
+        }
+    } done{*this, v, start};
     double build_s = 0;
     build::BuildRecord record = build(candidate, build_s);
     {
@@ -377,6 +400,8 @@ void Evaluator::run_candidate(const ProblemSpec& problem, const CandidateSpec& c
                               seconds_left(load_start + std::chrono::milliseconds(long(c.limits.load_s * 1000))));
     if (!accept(reply, sandbox, "load", c.limits.load_s, v)) return;
     v.phases_s["load"] = seconds_since(load_start);
+    detail("  loaded in " + seconds_text(v.phases_s["load"]) + " (sandbox pid " +
+           std::to_string(sandbox.pid()) + ")");
 
     // Correctness: every trial, each on fresh shared copies of its inputs.
     auto correctness_start = Clock::now();
@@ -399,6 +424,7 @@ void Evaluator::run_candidate(const ProblemSpec& problem, const CandidateSpec& c
                                   600);
         v.correctness.max_abs_diff = std::max(v.correctness.max_abs_diff, verdict.value("max_abs_diff", 0.0));
         v.correctness.max_rel_diff = std::max(v.correctness.max_rel_diff, verdict.value("max_rel_diff", 0.0));
+        detail("  trial " + std::to_string(t) + (verdict.value("passed", false) ? ": passed" : ": failed"));
         if (verdict.value("passed", false))
             ++v.correctness.trials_passed;
         else if (first_failure.empty())
@@ -434,6 +460,7 @@ void Evaluator::run_candidate(const ProblemSpec& problem, const CandidateSpec& c
         std::size_t bytes = stage.value("bytes", std::size_t(0));
         if (bytes > 0 && budget > 0) wanted = std::clamp(int(budget / bytes), 1, wanted);
     }
+    detail("  timing over " + std::to_string(set_trials.size()) + " input set(s)");
     reply = sandbox.call({{"op", "time"}, {"sets", sets}, {"timing", c.timing.to_json()}},
                          c.limits.timing_s);
     if (!accept(reply, sandbox, "timing", c.limits.timing_s, v)) {
@@ -468,6 +495,8 @@ void Evaluator::run_candidate(const ProblemSpec& problem, const CandidateSpec& c
     v.phases_s["timing"] = seconds_since(timing_start);
 
     // Baseline: the reference, timed in the judge, which never loads candidate code.
+    detail("  timed: median " + std::to_string(int(v.timing->median_us)) + " us, n=" +
+           std::to_string(v.timing->n) + "; timing the baseline");
     auto baseline_start = Clock::now();
     json baseline = judge_call({{"op", "baseline"}, {"trials", set_trials},
                                 {"timing", c.timing.to_json()}},

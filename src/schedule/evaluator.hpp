@@ -37,6 +37,7 @@ struct EvaluatorOptions {
     fs::path scratch_dir;  // private folders of sandboxes and builders
     int builders = 0;      // concurrent builds; 0 picks from the core count
     std::function<void(const std::string&)> log;  // progress lines; may be empty
+    bool verbose = false;                          // a line per phase, too
 };
 
 // Evaluates candidates on one device: a judge and a zygote that live as long as this object,
@@ -70,6 +71,7 @@ private:
     void check_judge_health();
     json judge_call(const json& request, double timeout_s);
     void note(const std::string& line);
+    void detail(const std::string& line);
     Verdict blank_verdict(const ProblemSpec& problem, const CandidateSpec& candidate);
 
     EvaluatorOptions options_;

@@ -38,9 +38,9 @@ want unit && step "unit tests" && { "$BUILD/tests/unit/kbench_unit_tests" --gtes
 
 if want fixtures; then
 step "CUDA fixtures"
-rm -f "$OUT/fixtures_cuda.jsonl"
-KBENCH_FIXTURE_RECORD="$OUT/fixtures_cuda.jsonl" \
-  "$BUILD/tests/kbench_fixture_tests" --gtest_filter='Cuda/*' 2>&1 | tee "$OUT/fixtures_cuda.log" \
+rm -f "$OUT"/fixtures_cuda.jsonl*
+KBENCH_FIXTURE_RECORD="$OUT/fixtures_cuda.jsonl" KBENCH_FIXTURE_ARGS="${KBENCH_FIXTURE_ARGS:---max-seconds 3}" \
+  timeout "${KBENCH_FIXTURE_TIMEOUT:-1800}" "$BUILD/tests/kbench_fixture_tests" --gtest_filter='Cuda/*' 2>&1 | tee "$OUT/fixtures_cuda.log" \
   | grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) " ; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 
