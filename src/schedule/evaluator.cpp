@@ -74,6 +74,9 @@ TimingResult timing_from(const json& m) {
     return t;
 }
 
+// How long a worker may take to import torch and initialise its device.
+constexpr double kStartSeconds = 120;
+
 int default_builders() {
     unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     return int(std::max(1u, cores / 2));
@@ -103,8 +106,8 @@ void Evaluator::start_workers() {
     // Both import torch at once; the judge also initialises the device.
     judge_ = std::make_unique<WorkerProcess>(options_.env, "judge");
     zygote_ = std::make_unique<WorkerProcess>(options_.env, "zygote");
-    const json& hello = judge_->hello();
-    zygote_->hello();
+    const json& hello = judge_->hello(kStartSeconds);
+    zygote_->hello(kStartSeconds);
     device_info_ = hello.at("device");
     fingerprint_ = "kbench 1\n" + hello.value("torch", std::string()) + "\n" +
                    hello.value("cuda", std::string()) + "\n" + hello.value("python", std::string()) +
@@ -116,7 +119,7 @@ WorkerProcess& Evaluator::judge() {
         note("the judge is gone; starting a new one");
         judge_ = std::make_unique<WorkerProcess>(options_.env, "judge");
     }
-    judge_->hello();
+    judge_->hello(kStartSeconds);
     return *judge_;
 }
 
@@ -125,7 +128,7 @@ WorkerProcess& Evaluator::zygote() {
         note("the zygote is gone; starting a new one");
         zygote_ = std::make_unique<WorkerProcess>(options_.env, "zygote");
     }
-    zygote_->hello();
+    zygote_->hello(kStartSeconds);
     return *zygote_;
 }
 
@@ -270,8 +273,10 @@ Verdict Evaluator::evaluate(const ProblemSpec& problem, const CandidateSpec& can
             try {
                 start_workers();
             } catch (const std::exception& restart) {
-                failure += std::string("\nrestart failed: ") + restart.what();
-                break;
+                // No judge, no verdicts: stop rather than charge every later candidate.
+                throw InfraError(std::string("the workers could not be restarted after a harness "
+                                             "failure: ") + restart.what() + "\nfirst failure: " + failure,
+                                 "check the device (nvidia-smi) and the worker logs; then run again");
             }
         }
     }
