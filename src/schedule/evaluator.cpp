@@ -269,7 +269,8 @@ Verdict Evaluator::evaluate(const ProblemSpec& problem, const CandidateSpec& can
             return evaluate_once(problem, candidate);
         } catch (const InfraError& e) {
             failure = e.what();
-            note("harness failure (attempt " + std::to_string(attempt + 1) + "): " + last_line(failure));
+            note("harness failure (attempt " + std::to_string(attempt + 1) + "): " +
+                 (options_.verbose ? failure : last_line(failure)));
             try {
                 start_workers();
             } catch (const std::exception& restart) {

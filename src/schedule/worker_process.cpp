@@ -105,7 +105,8 @@ json WorkerProcess::request(const json& body, double timeout_s, const std::vecto
                            ? "did not answer '" + body.value("op", std::string()) + "' within " +
                                  std::to_string(int(timeout_s)) + " s"
                            : "died during '" + body.value("op", std::string()) + "'";
-    throw InfraError("the " + role_ + " process " + what + "\n" + log_tail());
+    throw InfraError("the " + role_ + " process " + what + "; the end of its log (" +
+                     log_path_.string() + "):\n" + log_tail());
 }
 
 }  // namespace kbench::schedule
