@@ -32,13 +32,17 @@ std::string BuildCache::key(const std::string& source, Backend backend, Precisio
     return hash.hex_digest();
 }
 
-fs::path BuildCache::dir(const std::string& key) const { return root_ / key.substr(0, 2) / key; }
+fs::path BuildCache::dir(const std::string& key) const {
+    return root_ / key.substr(0, 2) / key;
+}
 
 fs::path BuildCache::torch_extensions_dir(const std::string& key) const {
     return dir(key) / "torch_extensions";
 }
 
-fs::path BuildCache::triton_dir(const std::string& key) const { return dir(key) / "triton"; }
+fs::path BuildCache::triton_dir(const std::string& key) const {
+    return dir(key) / "triton";
+}
 
 std::optional<BuildRecord> BuildCache::lookup(const std::string& key) const {
     fs::path path = dir(key) / "build.json";

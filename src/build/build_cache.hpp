@@ -21,7 +21,7 @@ struct BuildRecord {
 // Content-addressed build cache: one folder per hash of (candidate source, backend, precision,
 // toolchain fingerprint), holding torch extension and Triton artefacts and the build record.
 class BuildCache {
-public:
+  public:
     explicit BuildCache(fs::path root);
 
     static std::string key(const std::string& source, Backend backend, Precision precision,
@@ -36,18 +36,18 @@ public:
 
     // An exclusive lock on one key, so that concurrent builds of one source build it once.
     class Lock {
-    public:
+      public:
         explicit Lock(const fs::path& path);
         ~Lock();
         Lock(const Lock&) = delete;
         Lock& operator=(const Lock&) = delete;
 
-    private:
+      private:
         int fd_ = -1;
     };
     Lock lock(const std::string& key) const;
 
-private:
+  private:
     fs::path root_;
 };
 

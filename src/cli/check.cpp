@@ -94,15 +94,18 @@ int run_check(const CheckOptions& o) {
     if (device.kind == "cuda") options.env.visible_gpu = schedule::physical_gpu(device.ordinal);
     options.env.log_dir = scratch / "logs";
     // Absolute: workers run in private folders of their own.
-    options.cache_dir = fs::absolute(o.cache_dir ? fs::path(*o.cache_dir) : cache_root() / "builds");
+    options.cache_dir =
+        fs::absolute(o.cache_dir ? fs::path(*o.cache_dir) : cache_root() / "builds");
     options.scratch_dir = scratch / "work";
     options.builders = o.builders;
     options.verbose = o.verbose && !o.quiet;
     if (!o.quiet) {
         auto start = std::chrono::steady_clock::now();
         options.log = [start](const std::string& line) {
-            double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-            std::cerr << "kbench [" << std::fixed << std::setprecision(1) << t << " s] " << line << std::endl;
+            double t =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            std::cerr << "kbench [" << std::fixed << std::setprecision(1) << t << " s] " << line
+                      << std::endl;
         };
     }
 
@@ -141,16 +144,21 @@ Command add_check_command(CLI::App& app) {
     auto o = std::make_shared<CheckOptions>();
     CLI::App* cmd = app.add_subcommand(
         "check", "Evaluate candidates against one reference program and print a verdict each");
-    cmd->add_option("reference", o->reference, "Reference program (Model, get_inputs, get_init_inputs)")
-        ->required()->check(CLI::ExistingFile);
+    cmd->add_option("reference", o->reference,
+                    "Reference program (Model, get_inputs, get_init_inputs)")
+        ->required()
+        ->check(CLI::ExistingFile);
     cmd->add_option("candidates", o->candidates, "Candidate programs (ModelNew)")
-        ->required()->check(CLI::ExistingFile);
+        ->required()
+        ->check(CLI::ExistingFile);
     cmd->add_option("--device", o->device, "cpu, cuda or cuda:N; default: a GPU if present")
         ->capture_default_str();
     cmd->add_option("--precision", o->precision, "fp32, fp16 or bf16")->capture_default_str();
-    cmd->add_option("--trials", o->trials, "Correctness trials, each on fresh inputs")->capture_default_str();
+    cmd->add_option("--trials", o->trials, "Correctness trials, each on fresh inputs")
+        ->capture_default_str();
     cmd->add_option("--seed", o->seed, "Base seed")->capture_default_str();
-    cmd->add_option("--mode", o->mode, "strict (every check) or kernelbench (the reference harness)")
+    cmd->add_option("--mode", o->mode,
+                    "strict (every check) or kernelbench (the reference harness)")
         ->capture_default_str();
     cmd->add_option("--backend", o->backend, "cuda, triton or cpu; default: from the source")
         ->capture_default_str();
@@ -165,13 +173,18 @@ Command add_check_command(CLI::App& app) {
     cmd->add_flag("--keep-scratch", o->keep_scratch, "Keep sandbox folders and worker logs");
     cmd->add_option("--timeout-build", o->limits.build_s, "Seconds")->capture_default_str();
     cmd->add_option("--timeout-load", o->limits.load_s, "Seconds")->capture_default_str();
-    cmd->add_option("--timeout-correctness", o->limits.correctness_s, "Seconds")->capture_default_str();
+    cmd->add_option("--timeout-correctness", o->limits.correctness_s, "Seconds")
+        ->capture_default_str();
     cmd->add_option("--timeout-timing", o->limits.timing_s, "Seconds")->capture_default_str();
-    cmd->add_option("--min-samples", o->timing.min_samples, "Timing samples at least")->capture_default_str();
-    cmd->add_option("--max-samples", o->timing.max_samples, "Timing samples at most")->capture_default_str();
-    cmd->add_option("--max-seconds", o->timing.max_seconds, "Seconds of sampling at most")->capture_default_str();
+    cmd->add_option("--min-samples", o->timing.min_samples, "Timing samples at least")
+        ->capture_default_str();
+    cmd->add_option("--max-samples", o->timing.max_samples, "Timing samples at most")
+        ->capture_default_str();
+    cmd->add_option("--max-seconds", o->timing.max_seconds, "Seconds of sampling at most")
+        ->capture_default_str();
     cmd->add_option("--target-ci", o->timing.target_rel_halfwidth,
-                    "Stop when the median's 95% half-width is under this fraction")->capture_default_str();
+                    "Stop when the median's 95% half-width is under this fraction")
+        ->capture_default_str();
     return [o] { return run_check(*o); };
 }
 

@@ -8,7 +8,6 @@ int main(int argc, char** argv) {
     CLI::App app{"kbench: evaluate GPU kernels against KernelBench reference programs"};
     app.set_version_flag("--version", "kbench 0.1.0");
     app.require_subcommand(1);
-    std::vector<std::pair<CLI::App*, kbench::cli::Command>> commands;
     auto check = kbench::cli::add_check_command(app);
     try {
         app.parse(argc, argv);

@@ -4,22 +4,30 @@
 
 namespace kbench {
 
-std::string_view to_string(Mode mode) { return mode == Mode::strict ? "strict" : "kernelbench"; }
+std::string_view to_string(Mode mode) {
+    return mode == Mode::strict ? "strict" : "kernelbench";
+}
 
 std::string_view to_string(Precision precision) {
     switch (precision) {
-        case Precision::fp32: return "fp32";
-        case Precision::fp16: return "fp16";
-        case Precision::bf16: return "bf16";
+        case Precision::fp32:
+            return "fp32";
+        case Precision::fp16:
+            return "fp16";
+        case Precision::bf16:
+            return "bf16";
     }
     return "fp32";
 }
 
 std::string_view to_string(Backend backend) {
     switch (backend) {
-        case Backend::cuda: return "cuda";
-        case Backend::triton: return "triton";
-        case Backend::cpu: return "cpu";
+        case Backend::cuda:
+            return "cuda";
+        case Backend::triton:
+            return "triton";
+        case Backend::cpu:
+            return "cpu";
     }
     return "cuda";
 }

@@ -7,12 +7,12 @@ namespace kbench {
 
 // An error a person can act on: what failed, and what to do about it.
 class Error : public std::runtime_error {
-public:
+  public:
     explicit Error(const std::string& what, std::string hint = {})
         : std::runtime_error(what), hint_(std::move(hint)) {}
     const std::string& hint() const { return hint_; }
 
-private:
+  private:
     std::string hint_;
 };
 

@@ -41,9 +41,9 @@ fs::path make_temp_dir(const std::string& prefix) {
     std::vector<char> buffer(pattern.begin(), pattern.end());
     buffer.push_back('\0');
     if (!::mkdtemp(buffer.data()))
-        throw InfraError("cannot create a temporary directory " + pattern + ": " +
-                             std::strerror(errno),
-                         "check that TMPDIR points to a writable directory with free space");
+        throw InfraError(
+            "cannot create a temporary directory " + pattern + ": " + std::strerror(errno),
+            "check that TMPDIR points to a writable directory with free space");
     return fs::path(buffer.data());
 }
 

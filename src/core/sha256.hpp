@@ -9,12 +9,12 @@ namespace kbench {
 
 // SHA-256 (FIPS 180-4), for content addresses: problems, candidates, build keys.
 class Sha256 {
-public:
+  public:
     Sha256();
     Sha256& update(std::string_view data);
     std::string hex_digest();  // finishes the hash; call once
 
-private:
+  private:
     void compress(const std::uint8_t* block);
 
     std::array<std::uint32_t, 8> state_;

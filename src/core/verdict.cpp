@@ -14,13 +14,15 @@ std::optional<T> optional_from(const json& j, const char* key) {
     return j.at(key).get<T>();
 }
 
-json timing_json(const TimingResult& t) {
-    return json{{"median_us", t.median_us}, {"mean_us", t.mean_us}, {"min_us", t.min_us},
-                {"p10_us", t.p10_us},       {"p90_us", t.p90_us},   {"n", t.n},
-                {"converged", t.converged}, {"statistic", t.statistic}};
+}  // namespace
+
+json TimingResult::to_json() const {
+    return json{{"median_us", median_us}, {"mean_us", mean_us},    {"min_us", min_us},
+                {"p10_us", p10_us},       {"p90_us", p90_us},      {"n", n},
+                {"converged", converged}, {"statistic", statistic}};
 }
 
-TimingResult timing_from(const json& j) {
+TimingResult TimingResult::from_json(const json& j) {
     TimingResult t;
     t.median_us = j.value("median_us", 0.0);
     t.mean_us = j.value("mean_us", 0.0);
@@ -32,8 +34,6 @@ TimingResult timing_from(const json& j) {
     t.statistic = j.value("statistic", std::string("median"));
     return t;
 }
-
-}  // namespace
 
 json Verdict::to_json() const {
     json j;
@@ -52,9 +52,9 @@ json Verdict::to_json() const {
                         {"trials", correctness.trials},
                         {"max_abs_diff", correctness.max_abs_diff},
                         {"max_rel_diff", correctness.max_rel_diff}};
-    j["timing"] = timing ? timing_json(*timing) : json(nullptr);
+    j["timing"] = timing ? timing->to_json() : json(nullptr);
     if (baseline) {
-        j["baseline"] = timing_json(*baseline);
+        j["baseline"] = baseline->to_json();
         j["baseline"]["kind"] = baseline_kind;
     } else {
         j["baseline"] = nullptr;
@@ -64,7 +64,8 @@ json Verdict::to_json() const {
         speedup_ci95 ? json::array({speedup_ci95->first, speedup_ci95->second}) : json(nullptr);
     j["integrity"] = json::array();
     for (const auto& f : integrity)
-        j["integrity"].push_back({{"rule", f.rule}, {"severity", f.severity}, {"detail", f.detail}});
+        j["integrity"].push_back(
+            {{"rule", f.rule}, {"severity", f.severity}, {"detail", f.detail}});
     j["kernels"] = json::array();
     for (const auto& k : kernels)
         j["kernels"].push_back({{"name", k.name}, {"origin", k.origin}, {"share", k.share}});
@@ -87,9 +88,10 @@ Verdict Verdict::from_json(const json& j) {
     const auto& r = j.at("correctness");
     v.correctness = {r.value("trials_passed", 0), r.value("trials", 0),
                      r.value("max_abs_diff", 0.0), r.value("max_rel_diff", 0.0)};
-    if (j.contains("timing") && !j["timing"].is_null()) v.timing = timing_from(j["timing"]);
+    if (j.contains("timing") && !j["timing"].is_null())
+        v.timing = TimingResult::from_json(j["timing"]);
     if (j.contains("baseline") && !j["baseline"].is_null()) {
-        v.baseline = timing_from(j["baseline"]);
+        v.baseline = TimingResult::from_json(j["baseline"]);
         v.baseline_kind = j["baseline"].value("kind", std::string("eager"));
     }
     v.speedup = optional_from<double>(j, "speedup");

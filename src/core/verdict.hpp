@@ -43,6 +43,10 @@ struct TimingResult {
     std::string statistic = "median";  // the headline: median (strict) or mean (kernelbench)
 
     double headline_us() const { return statistic == "mean" ? mean_us : median_us; }
+
+    json to_json() const;
+    // Also reads a worker's measurement, which carries the same fields and more.
+    static TimingResult from_json(const json& j);
 };
 
 struct Finding {

@@ -16,9 +16,9 @@ std::string micros(double us) {
 
 std::string timing_line(const TimingResult& t) {
     return fmt::format("{} {}  (median {}, mean {}, min {}, p10 {}, p90 {}, n={}, {})",
-                       micros(t.headline_us()), t.statistic, micros(t.median_us),
-                       micros(t.mean_us), micros(t.min_us), micros(t.p10_us), micros(t.p90_us),
-                       t.n, t.converged ? "converged" : "not converged");
+                       micros(t.headline_us()), t.statistic, micros(t.median_us), micros(t.mean_us),
+                       micros(t.min_us), micros(t.p10_us), micros(t.p90_us), t.n,
+                       t.converged ? "converged" : "not converged");
 }
 
 // The last lines of a log, indented, for failures.
@@ -71,7 +71,9 @@ std::string format_verdict(const Verdict& v) {
     return out;
 }
 
-void TextReporter::verdict(const Verdict& verdict) { out_ << format_verdict(verdict) << std::flush; }
+void TextReporter::verdict(const Verdict& verdict) {
+    out_ << format_verdict(verdict) << std::flush;
+}
 
 void JsonLinesReporter::verdict(const Verdict& verdict) {
     out_ << verdict.to_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n"

@@ -10,28 +10,28 @@ namespace kbench::report {
 
 // Writes verdicts as they come; one implementation per output format.
 class Reporter {
-public:
+  public:
     virtual ~Reporter() = default;
     virtual void verdict(const Verdict& verdict) = 0;
 };
 
 // A block of aligned lines a person reads.
 class TextReporter final : public Reporter {
-public:
+  public:
     explicit TextReporter(std::ostream& out) : out_(out) {}
     void verdict(const Verdict& verdict) override;
 
-private:
+  private:
     std::ostream& out_;
 };
 
 // One JSON object a line, in the verdict schema.
 class JsonLinesReporter final : public Reporter {
-public:
+  public:
     explicit JsonLinesReporter(std::ostream& out) : out_(out) {}
     void verdict(const Verdict& verdict) override;
 
-private:
+  private:
     std::ostream& out_;
 };
 

@@ -9,7 +9,7 @@ namespace kbench::sandbox {
 // Keeps the first and the last bytes of a stream and counts what it dropped between them, so
 // that megabytes of output cost a fixed amount of memory.
 class BoundedOutput {
-public:
+  public:
     explicit BoundedOutput(std::size_t head_bytes = 32 << 10, std::size_t tail_bytes = 32 << 10);
 
     void append(std::string_view data);
@@ -17,7 +17,7 @@ public:
     std::size_t total_bytes() const { return total_; }
     std::size_t dropped_bytes() const;
 
-private:
+  private:
     std::size_t head_limit_;
     std::size_t tail_limit_;
     std::string head_;

@@ -16,7 +16,7 @@ using Clock = std::chrono::steady_clock;
 // The orchestrator's end of a conversation with one worker process: framed JSON over a socket,
 // the process's output captured (bounded) from a pipe, every wait bounded by a deadline.
 class Channel {
-public:
+  public:
     enum class Event { message, closed, timed_out };
     struct Reply {
         Event event = Event::closed;
@@ -39,7 +39,7 @@ public:
     const BoundedOutput& output() const { return output_; }
     const std::string& protocol_error() const { return protocol_error_; }
 
-private:
+  private:
     bool read_socket();
     void read_output();
 

@@ -117,7 +117,9 @@ std::optional<Message> recv_message(int fd) {
     return message;
 }
 
-void FrameReader::feed(const char* data, std::size_t size) { buffer_.append(data, size); }
+void FrameReader::feed(const char* data, std::size_t size) {
+    buffer_.append(data, size);
+}
 
 std::optional<json> FrameReader::next() {
     if (buffer_.size() < 4) return std::nullopt;

@@ -35,13 +35,13 @@ std::optional<Message> recv_message(int fd);
 
 // Incremental decoder for untrusted, non-blocking peers.
 class FrameReader {
-public:
+  public:
     void feed(const char* data, std::size_t size);
     // The next complete message, if one has arrived; throws ProtocolError on a bad frame.
     std::optional<json> next();
     bool has_partial() const { return !buffer_.empty(); }
 
-private:
+  private:
     std::string buffer_;
 };
 

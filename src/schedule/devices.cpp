@@ -34,9 +34,9 @@ std::string physical_gpu(int ordinal) {
     std::stringstream in(visible);
     for (std::string id; std::getline(in, id, ',');) ids.push_back(id);
     if (ordinal >= int(ids.size()))
-        throw UsageError("cuda:" + std::to_string(ordinal) + " is not among CUDA_VISIBLE_DEVICES=" +
-                             visible,
-                         "pick an ordinal below " + std::to_string(ids.size()));
+        throw UsageError(
+            "cuda:" + std::to_string(ordinal) + " is not among CUDA_VISIBLE_DEVICES=" + visible,
+            "pick an ordinal below " + std::to_string(ids.size()));
     return ids[std::size_t(ordinal)];
 }
 

@@ -52,8 +52,10 @@ std::string first_error_line(const std::string& log) {
     std::size_t pos = 0;
     while (pos < log.size()) {
         std::size_t end = log.find('\n', pos);
-        std::string line = log.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-        if (line.find("error") != std::string::npos && line.find("Error building") == std::string::npos)
+        std::string line =
+            log.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+        if (line.find("error") != std::string::npos &&
+            line.find("Error building") == std::string::npos)
             return capped(line, 400);
         if (end == std::string::npos) break;
         pos = end + 1;
@@ -61,28 +63,16 @@ std::string first_error_line(const std::string& log) {
     return capped(last_line(log), 400);
 }
 
-TimingResult timing_from(const json& m) {
-    TimingResult t;
-    t.median_us = m.value("median_us", 0.0);
-    t.mean_us = m.value("mean_us", 0.0);
-    t.min_us = m.value("min_us", 0.0);
-    t.p10_us = m.value("p10_us", 0.0);
-    t.p90_us = m.value("p90_us", 0.0);
-    t.n = m.value("n", 0);
-    t.converged = m.value("converged", false);
-    t.statistic = m.value("statistic", std::string("median"));
-    return t;
-}
-
 // How long a worker may take to import torch and initialise its device.
 constexpr double kStartSeconds = 120;
 
-int default_builders() {
+}  // namespace
+
+int Evaluator::builder_count() const {
+    if (options_.builders > 0) return options_.builders;
     unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     return int(std::max(1u, cores / 2));
 }
-
-}  // namespace
 
 Evaluator::Evaluator(EvaluatorOptions options)
     : options_(std::move(options)), cache_(options_.cache_dir) {
@@ -110,8 +100,9 @@ void Evaluator::start_workers() {
     zygote_->hello(kStartSeconds);
     device_info_ = hello.at("device");
     fingerprint_ = "kbench 1\n" + hello.value("torch", std::string()) + "\n" +
-                   hello.value("cuda", std::string()) + "\n" + hello.value("python", std::string()) +
-                   "\n" + device_info_.value("capability", std::string("cpu"));
+                   hello.value("cuda", std::string()) + "\n" +
+                   hello.value("python", std::string()) + "\n" +
+                   device_info_.value("capability", std::string("cpu"));
 }
 
 WorkerProcess& Evaluator::judge() {
@@ -132,7 +123,9 @@ WorkerProcess& Evaluator::zygote() {
     return *zygote_;
 }
 
-std::string Evaluator::device_name() const { return device_info_.value("name", std::string("?")); }
+std::string Evaluator::device_name() const {
+    return device_info_.value("name", std::string("?"));
+}
 
 std::string Evaluator::build_key(const CandidateSpec& candidate) {
     return build::BuildCache::key(candidate.code, candidate.backend, options_.config.precision,
@@ -165,11 +158,11 @@ void Evaluator::prebuild(const std::vector<CandidateSpec>& candidates) {
         keys.push_back(key);
         todo.push_back(&c);
     }
-    int width = options_.builders > 0 ? options_.builders : default_builders();
+    int width = builder_count();
     for (std::size_t begin = 0; begin < todo.size(); begin += std::size_t(width)) {
         std::size_t end = std::min(todo.size(), begin + std::size_t(width));
-        note("building " + std::to_string(end - begin) + " candidate(s) (" +
-             std::to_string(end) + "/" + std::to_string(todo.size()) + ")");
+        note("building " + std::to_string(end - begin) + " candidate(s) (" + std::to_string(end) +
+             "/" + std::to_string(todo.size()) + ")");
         std::vector<std::thread> threads;
         std::vector<double> spent(end - begin);
         // Each build waits on its own process; threads keep them concurrent.
@@ -200,8 +193,9 @@ build::BuildRecord Evaluator::build(const CandidateSpec& candidate, double& spen
     json env = sandbox_env(key);
     env["CUDA_VISIBLE_DEVICES"] = "";  // builds see no GPU
     env["TMPDIR"] = scratch.string();
-    int width = options_.builders > 0 ? options_.builders : default_builders();
-    env["MAX_JOBS"] = std::to_string(std::max(1u, std::thread::hardware_concurrency() / unsigned(width)));
+    // The cores are shared among the builders that run at once.
+    env["MAX_JOBS"] = std::to_string(
+        std::max(1u, std::thread::hardware_concurrency() / unsigned(builder_count())));
     fs::create_directories(cache_.torch_extensions_dir(key));
 
     build::BuildRecord record;
@@ -210,22 +204,28 @@ build::BuildRecord Evaluator::build(const CandidateSpec& candidate, double& spen
     auto process = std::make_unique<SandboxProcess>(
         *zygote_, SandboxProcess::Options{"builder", options_.env.device_kind, scratch, env});
     auto hello = process->hello(limit);
-    auto reply = hello.event == Channel::Event::message
-                     ? process->call({{"op", "build"}, {"candidate_file", file.string()}},
-                                     seconds_left(start + std::chrono::milliseconds(long(limit * 1000))))
-                     : hello;
+    auto reply =
+        hello.event == Channel::Event::message
+            ? process->call({{"op", "build"}, {"candidate_file", file.string()}},
+                            seconds_left(start + std::chrono::milliseconds(long(limit * 1000))))
+            : hello;
     if (reply.event == Channel::Event::timed_out) {
         process->kill();
-        record = {"timeout", "the build did not finish within " + std::to_string(int(limit)) + " s\n" +
-                                 capped(process->output(), 16000), seconds_since(start)};
+        record = {"timeout",
+                  "the build did not finish within " + std::to_string(int(limit)) + " s\n" +
+                      capped(process->output(), 16000),
+                  seconds_since(start)};
     } else if (reply.event == Channel::Event::closed) {
         auto status = process->kill();
-        record = {"import_error", "the builder died (" + status.describe() + ")\n" +
-                                      capped(process->output(), 16000), seconds_since(start)};
+        record = {
+            "import_error",
+            "the builder died (" + status.describe() + ")\n" + capped(process->output(), 16000),
+            seconds_since(start)};
     } else {
         process->finish();
-        std::string status = reply.body.value("ok", false) ? "ok"
-                                                            : reply.body.value("status", std::string("import_error"));
+        std::string status = reply.body.value("ok", false)
+                                 ? "ok"
+                                 : reply.body.value("status", std::string("import_error"));
         std::string log = reply.body.value("error", std::string());
         if (log.empty()) log = process->output();
         record = {status, capped(log, 64000), seconds_since(start)};
@@ -269,15 +269,17 @@ Verdict Evaluator::evaluate(const ProblemSpec& problem, const CandidateSpec& can
             return evaluate_once(problem, candidate);
         } catch (const InfraError& e) {
             failure = e.what();
-            note("harness failure (attempt " + std::to_string(attempt + 1) + "): " +
-                 (options_.verbose ? failure : last_line(failure)));
+            note("harness failure (attempt " + std::to_string(attempt + 1) +
+                 "): " + (options_.verbose ? failure : last_line(failure)));
             try {
                 start_workers();
             } catch (const std::exception& restart) {
                 // No judge, no verdicts: stop rather than charge every later candidate.
-                throw InfraError(std::string("the workers could not be restarted after a harness "
-                                             "failure: ") + restart.what() + "\nfirst failure: " + failure,
-                                 "check the device (nvidia-smi) and the worker logs; then run again");
+                throw InfraError(
+                    std::string("the workers could not be restarted after a harness "
+                                "failure: ") +
+                        restart.what() + "\nfirst failure: " + failure,
+                    "check the device (nvidia-smi) and the worker logs; then run again");
             }
         }
     }
@@ -315,10 +317,12 @@ bool Evaluator::accept(const Channel::Reply& reply, SandboxProcess& sandbox,
     if (reply.event == Channel::Event::message && reply.body.value("ok", false)) return true;
     if (reply.event == Channel::Event::message) {
         std::string error = reply.body.value("error", std::string());
-        Status status = parse_status(reply.body.value("status", std::string()))
-                            .value_or(Status::runtime_error);
-        if (error.find("Error building extension") != std::string::npos) status = Status::compile_error;
-        if (status != Status::load_error && status != Status::compile_error) status = Status::runtime_error;
+        Status status =
+            parse_status(reply.body.value("status", std::string())).value_or(Status::runtime_error);
+        if (error.find("Error building extension") != std::string::npos)
+            status = Status::compile_error;
+        if (status != Status::load_error && status != Status::compile_error)
+            status = Status::runtime_error;
         v.status = status;
         v.reason = phase + ": " + capped(last_line(error), 600);
         sandbox.finish();
@@ -371,14 +375,18 @@ Verdict Evaluator::evaluate_once(const ProblemSpec& problem, const CandidateSpec
         return v;
     }
     const CheckConfig& c = options_.config;
-    judge_call({{"op", "prepare"},
-                {"problem", {{"name", problem.name}, {"code", problem.code},
-                             {"sha256", sha256_hex(problem.code)}}},
-                {"config", {{"seed", c.seed}, {"trials", c.trials},
-                            {"precision", std::string(to_string(c.precision))},
-                            {"mode", std::string(to_string(c.mode))},
-                            {"atol", c.atol()}, {"rtol", c.rtol()}}}},
-               600);
+    judge_call(
+        {{"op", "prepare"},
+         {"problem",
+          {{"name", problem.name}, {"code", problem.code}, {"sha256", sha256_hex(problem.code)}}},
+         {"config",
+          {{"seed", c.seed},
+           {"trials", c.trials},
+           {"precision", std::string(to_string(c.precision))},
+           {"mode", std::string(to_string(c.mode))},
+           {"atol", c.atol()},
+           {"rtol", c.rtol()}}}},
+        600);
     run_candidate(problem, candidate, build_key(candidate), v);
     return v;
 }
@@ -398,12 +406,13 @@ void Evaluator::run_candidate(const ProblemSpec& problem, const CandidateSpec& c
     // Load.
     auto load_start = Clock::now();
     if (!accept(sandbox.hello(c.limits.load_s), sandbox, "load", c.limits.load_s, v)) return;
-    auto reply = sandbox.call({{"op", "load"},
-                               {"reference_code", problem.code},
-                               {"candidate_file", file.string()},
-                               {"seed", c.seed},
-                               {"precision", std::string(to_string(c.precision))}},
-                              seconds_left(load_start + std::chrono::milliseconds(long(c.limits.load_s * 1000))));
+    auto reply = sandbox.call(
+        {{"op", "load"},
+         {"reference_code", problem.code},
+         {"candidate_file", file.string()},
+         {"seed", c.seed},
+         {"precision", std::string(to_string(c.precision))}},
+        seconds_left(load_start + std::chrono::milliseconds(long(c.limits.load_s * 1000))));
     if (!accept(reply, sandbox, "load", c.limits.load_s, v)) return;
     v.phases_s["load"] = seconds_since(load_start);
     detail("  loaded in " + seconds_text(v.phases_s["load"]) + " (sandbox pid " +
@@ -415,8 +424,11 @@ void Evaluator::run_candidate(const ProblemSpec& problem, const CandidateSpec& c
     std::string first_failure;
     for (int t = 0; t < c.trials; ++t) {
         json stage = judge_call({{"op", "stage"}, {"trial", t}}, 600);
-        reply = sandbox.call({{"op", "run"}, {"seed", stage.at("seed")}, {"inputs", stage.at("inputs")},
-                              {"outputs", stage.at("outputs")}, {"poison", strict}},
+        reply = sandbox.call({{"op", "run"},
+                              {"seed", stage.at("seed")},
+                              {"inputs", stage.at("inputs")},
+                              {"outputs", stage.at("outputs")},
+                              {"poison", strict}},
                              seconds_left(deadline));
         if (!accept(reply, sandbox, "correctness (trial " + std::to_string(t) + ")",
                     c.limits.correctness_s, v)) {
@@ -424,13 +436,18 @@ void Evaluator::run_candidate(const ProblemSpec& problem, const CandidateSpec& c
             v.phases_s["correctness"] = seconds_since(correctness_start);
             return;
         }
-        json verdict = judge_call({{"op", "compare"}, {"stage", stage.at("stage")},
-                                   {"report", reply.body.at("report")}, {"check_inputs", strict},
+        json verdict = judge_call({{"op", "compare"},
+                                   {"stage", stage.at("stage")},
+                                   {"report", reply.body.at("report")},
+                                   {"check_inputs", strict},
                                    {"where", "trial " + std::to_string(t)}},
                                   600);
-        v.correctness.max_abs_diff = std::max(v.correctness.max_abs_diff, verdict.value("max_abs_diff", 0.0));
-        v.correctness.max_rel_diff = std::max(v.correctness.max_rel_diff, verdict.value("max_rel_diff", 0.0));
-        detail("  trial " + std::to_string(t) + (verdict.value("passed", false) ? ": passed" : ": failed"));
+        v.correctness.max_abs_diff =
+            std::max(v.correctness.max_abs_diff, verdict.value("max_abs_diff", 0.0));
+        v.correctness.max_rel_diff =
+            std::max(v.correctness.max_rel_diff, verdict.value("max_rel_diff", 0.0));
+        detail("  trial " + std::to_string(t) +
+               (verdict.value("passed", false) ? ": passed" : ": failed"));
         if (verdict.value("passed", false))
             ++v.correctness.trials_passed;
         else if (first_failure.empty())
@@ -476,8 +493,10 @@ void Evaluator::run_candidate(const ProblemSpec& problem, const CandidateSpec& c
     sandbox.finish();
     std::size_t last_set = reply.body.value("last_set", std::size_t(0));
     if (strict) {
-        json recheck = judge_call({{"op", "compare"}, {"stage", stages.at(last_set)},
-                                   {"report", reply.body.at("report")}, {"check_inputs", true},
+        json recheck = judge_call({{"op", "compare"},
+                                   {"stage", stages.at(last_set)},
+                                   {"report", reply.body.at("report")},
+                                   {"check_inputs", true},
                                    {"where", "the last timed call"}},
                                   600);
         if (!recheck.value("passed", false)) {
@@ -490,7 +509,7 @@ void Evaluator::run_candidate(const ProblemSpec& problem, const CandidateSpec& c
     }
     judge_call({{"op", "drop_stages"}}, 120);
     const json& measured = reply.body.at("measurement");
-    v.timing = timing_from(measured);
+    v.timing = TimingResult::from_json(measured);
     int outside = measured.value("outside_stream_samples", 0);
     if (outside > 0)
         v.integrity.push_back(
@@ -501,23 +520,23 @@ void Evaluator::run_candidate(const ProblemSpec& problem, const CandidateSpec& c
     v.phases_s["timing"] = seconds_since(timing_start);
 
     // Baseline: the reference, timed in the judge, which never loads candidate code.
-    detail("  timed: median " + std::to_string(int(v.timing->median_us)) + " us, n=" +
-           std::to_string(v.timing->n) + "; timing the baseline");
+    detail("  timed: median " + std::to_string(int(v.timing->median_us)) +
+           " us, n=" + std::to_string(v.timing->n) + "; timing the baseline");
     auto baseline_start = Clock::now();
-    json baseline = judge_call({{"op", "baseline"}, {"trials", set_trials},
-                                {"timing", c.timing.to_json()}},
-                               std::max(120.0, 2 * c.limits.timing_s));
+    json baseline =
+        judge_call({{"op", "baseline"}, {"trials", set_trials}, {"timing", c.timing.to_json()}},
+                   std::max(120.0, 2 * c.limits.timing_s));
     const json& base = baseline.at("measurement");
-    v.baseline = timing_from(base);
+    v.baseline = TimingResult::from_json(base);
     v.phases_s["baseline"] = seconds_since(baseline_start);
-    auto statistic = v.timing->statistic == "mean" ? score::Statistic::mean : score::Statistic::median;
-    auto estimate = score::estimate_speedup(base.at("samples_us").get<std::vector<double>>(),
-                                            measured.at("samples_us").get<std::vector<double>>(),
-                                            statistic);
+    auto statistic =
+        v.timing->statistic == "mean" ? score::Statistic::mean : score::Statistic::median;
+    auto estimate =
+        score::estimate_speedup(base.at("samples_us").get<std::vector<double>>(),
+                                measured.at("samples_us").get<std::vector<double>>(), statistic);
     v.speedup = estimate.speedup;
     v.speedup_ci95 = {estimate.ci_lo, estimate.ci_hi};
     v.status = Status::correct;
-    (void)problem;
 }
 
 }  // namespace kbench::schedule

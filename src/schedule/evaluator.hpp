@@ -33,17 +33,17 @@ struct CandidateSpec {
 struct EvaluatorOptions {
     CheckConfig config;
     WorkerEnvironment env;
-    fs::path cache_dir;    // the build cache's root
-    fs::path scratch_dir;  // private folders of sandboxes and builders
-    int builders = 0;      // concurrent builds; 0 picks from the core count
+    fs::path cache_dir;                           // the build cache's root
+    fs::path scratch_dir;                         // private folders of sandboxes and builders
+    int builders = 0;                             // concurrent builds; 0 picks from the core count
     std::function<void(const std::string&)> log;  // progress lines; may be empty
-    bool verbose = false;                          // a line per phase, too
+    bool verbose = false;                         // a line per phase, too
 };
 
 // Evaluates candidates on one device: a judge and a zygote that live as long as this object,
 // a builder pool for ahead-of-time compilation, and one sandbox per candidate.
 class Evaluator {
-public:
+  public:
     explicit Evaluator(EvaluatorOptions options);
     ~Evaluator();
 
@@ -55,9 +55,10 @@ public:
     std::string device_name() const;
     const json& device_info() const { return device_info_; }
 
-private:
+  private:
     struct Phase;
     void start_workers();
+    int builder_count() const;
     WorkerProcess& judge();
     WorkerProcess& zygote();
     std::string build_key(const CandidateSpec& candidate);

@@ -14,12 +14,12 @@ namespace kbench::schedule {
 // One untrusted process forked by the zygote (a sandbox or a builder), in its own process group,
 // its output captured up to a bound, every wait bounded by a phase deadline.
 class SandboxProcess {
-public:
+  public:
     struct Options {
         std::string role = "sandbox";  // or "builder"
         std::string device_kind = "cpu";
-        fs::path cwd;                  // private scratch folder
-        json env = json::object();     // extra environment
+        fs::path cwd;               // private scratch folder
+        json env = json::object();  // extra environment
     };
 
     SandboxProcess(WorkerProcess& zygote, const Options& options);
@@ -40,7 +40,7 @@ public:
     pid_t pid() const { return pid_; }
     std::string output() const { return channel_->output().text(); }
 
-private:
+  private:
     sandbox::ExitStatus reap();
 
     WorkerProcess& zygote_;

@@ -22,7 +22,8 @@ WorkerProcess::WorkerProcess(const WorkerEnvironment& env, const std::string& ro
     if (const char* existing = std::getenv("PYTHONPATH"); existing && *existing)
         pythonpath += std::string(":") + existing;
     spec.env_set = {{"PYTHONPATH", pythonpath}, {"PYTHONUNBUFFERED", "1"}};
-    if (env.device_kind == "cuda") spec.env_set.emplace_back("CUDA_VISIBLE_DEVICES", env.visible_gpu);
+    if (env.device_kind == "cuda")
+        spec.env_set.emplace_back("CUDA_VISIBLE_DEVICES", env.visible_gpu);
     spec.fds = {{3, theirs}};
     spec.stdout_fd = log_fd;
     spec.stderr_fd = log_fd;
@@ -84,7 +85,8 @@ const json& WorkerProcess::hello(double timeout_s) {
                                  : log_tail();
         throw InfraError("the " + role_ + " process did not start: " + detail,
                          "check that the Python given by --python / KBENCH_PYTHON imports torch "
-                         "and the kbench worker module; its log is " + log_path_.string());
+                         "and the kbench worker module; its log is " +
+                             log_path_.string());
     }
     hello_ = reply.body;
     return *hello_;

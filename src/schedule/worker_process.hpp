@@ -26,7 +26,7 @@ struct WorkerEnvironment {
 // A long-lived trusted worker (judge or zygote): python -m kbench_worker ROLE 3 DEVICE, with a
 // socket on fd 3 and its output in a log file.
 class WorkerProcess {
-public:
+  public:
     WorkerProcess(const WorkerEnvironment& env, const std::string& role);
     ~WorkerProcess();
     WorkerProcess(const WorkerProcess&) = delete;
@@ -41,7 +41,7 @@ public:
     pid_t pid() const { return pid_; }
     std::string log_tail(std::size_t bytes = 4000) const;
 
-private:
+  private:
     std::string role_;
     fs::path log_path_;
     pid_t pid_ = -1;

@@ -19,7 +19,8 @@ std::string index_text(std::int64_t flat, at::IntArrayRef sizes) {
         flat = sizes[d] > 0 ? flat / sizes[d] : 0;
     }
     std::string out = "[";
-    for (std::size_t d = 0; d < index.size(); ++d) out += (d ? ", " : "") + std::to_string(index[d]);
+    for (std::size_t d = 0; d < index.size(); ++d)
+        out += (d ? ", " : "") + std::to_string(index[d]);
     return out + "]";
 }
 
@@ -52,16 +53,15 @@ std::optional<std::string> structural_failure(const std::vector<at::Tensor>& ref
                    " (a tensor subclass); return a plain torch.Tensor";
         std::string want_device = reference[i].device().str();
         if (o.value("device", want_device) != want_device)
-            return at + ": on " + o.value("device", std::string("?")) + ", expected " +
-                   want_device;
+            return at + ": on " + o.value("device", std::string("?")) + ", expected " + want_device;
         std::string want_dtype = dtype_name(reference[i].scalar_type());
         if (o.value("dtype", std::string()) != want_dtype)
             return at + ": dtype " + o.value("dtype", std::string("?")) + ", expected " +
                    want_dtype;
         json want_shape = to_vector(reference[i].sizes());
         if (o.value("shape", json::array()) != want_shape)
-            return at + ": shape " + shape_text(o.value("shape", json::array())) +
-                   ", expected " + shape_text(want_shape);
+            return at + ": shape " + shape_text(o.value("shape", json::array())) + ", expected " +
+                   shape_text(want_shape);
         if (spec.strict && o.value("aliases_input", -1) >= 0)
             return at + ": shares memory with input " +
                    std::to_string(o.value("aliases_input", -1)) +
@@ -87,9 +87,9 @@ struct ValueStats {
     double max_abs = 0;
     double max_rel = 0;
     std::int64_t mismatched = 0;
-    std::int64_t nonfinite = 0;        // NaN or Inf where the reference is finite
+    std::int64_t nonfinite = 0;  // NaN or Inf where the reference is finite
     std::int64_t first_nonfinite = -1;
-    std::int64_t worst = -1;           // the mismatch with the largest difference
+    std::int64_t worst = -1;  // the mismatch with the largest difference
     double worst_excess = -1;
 };
 
@@ -166,11 +166,11 @@ CompareResult compare_outputs(const std::vector<at::Tensor>& reference,
                             ", expected " + value_at(ref, first) + ")";
             return result;
         }
-        result.reason = at + ": " + std::to_string(stats.mismatched) + " of " + total +
-                        " values differ beyond atol=rtol=" + number(spec.atol) +
-                        "; largest difference " + number(stats.max_abs) + " (at " +
-                        index_text(stats.worst, ref_raw.sizes()) + ": got " +
-                        value_at(got, stats.worst) + ", expected " + value_at(ref, stats.worst) + ")";
+        result.reason =
+            at + ": " + std::to_string(stats.mismatched) + " of " + total +
+            " values differ beyond atol=rtol=" + number(spec.atol) + "; largest difference " +
+            number(stats.max_abs) + " (at " + index_text(stats.worst, ref_raw.sizes()) + ": got " +
+            value_at(got, stats.worst) + ", expected " + value_at(ref, stats.worst) + ")";
         return result;
     }
     return result;

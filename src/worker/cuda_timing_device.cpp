@@ -13,7 +13,9 @@ namespace kbench::worker {
 #ifdef KBENCH_WITH_CUDA
 namespace {
 
-cudaStream_t current_stream() { return c10::cuda::getCurrentCUDAStream().stream(); }
+cudaStream_t current_stream() {
+    return c10::cuda::getCurrentCUDAStream().stream();
+}
 
 }  // namespace
 
@@ -38,7 +40,9 @@ void CudaTimingDevice::flush_cache() {
                "L2 flush (cudaMemsetAsync)");
 }
 
-void CudaTimingDevice::synchronize() { cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+void CudaTimingDevice::synchronize() {
+    cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
 
 void CudaTimingDevice::start() {
     cuda_check(cudaEventRecord(static_cast<cudaEvent_t>(start_event_), current_stream()),
@@ -60,13 +64,17 @@ double CudaTimingDevice::stream_elapsed_us() {
 
 #else
 
-CudaTimingDevice::CudaTimingDevice(std::size_t) { throw CudaError("built without CUDA"); }
+CudaTimingDevice::CudaTimingDevice(std::size_t) {
+    throw CudaError("built without CUDA");
+}
 CudaTimingDevice::~CudaTimingDevice() = default;
 void CudaTimingDevice::flush_cache() {}
 void CudaTimingDevice::synchronize() {}
 void CudaTimingDevice::start() {}
 void CudaTimingDevice::stop() {}
-double CudaTimingDevice::stream_elapsed_us() { return 0; }
+double CudaTimingDevice::stream_elapsed_us() {
+    return 0;
+}
 
 #endif
 

@@ -10,7 +10,7 @@ namespace kbench::worker {
 // CUDA events on PyTorch's current stream, cudaDeviceSynchronize for the whole device, and an
 // L2 flush: a device buffer rewritten with cudaMemsetAsync before each sample.
 class CudaTimingDevice final : public timing::TimingDevice {
-public:
+  public:
     explicit CudaTimingDevice(std::size_t flush_bytes);
     ~CudaTimingDevice() override;
 
@@ -21,7 +21,7 @@ public:
     double stream_elapsed_us() override;
     bool has_stream_clock() const override { return true; }
 
-private:
+  private:
     void* flush_buffer_ = nullptr;
     std::size_t flush_bytes_ = 0;
     int fill_ = 0;

@@ -53,7 +53,8 @@ Device Device::open(const std::string& kind) {
     Device d;
     if (kind == "cpu") {
         d.cache_bytes_ = cpu_cache_bytes();
-        d.memory_bytes_ = std::size_t(::sysconf(_SC_PHYS_PAGES)) * std::size_t(::sysconf(_SC_PAGESIZE));
+        d.memory_bytes_ =
+            std::size_t(::sysconf(_SC_PHYS_PAGES)) * std::size_t(::sysconf(_SC_PAGESIZE));
         d.info_ = {{"type", "cpu"},
                    {"name", "cpu"},
                    {"cores", ::sysconf(_SC_NPROCESSORS_ONLN)},
@@ -94,7 +95,9 @@ void Device::synchronize() const {
 #endif
 }
 
-json Device::describe() const { return info_; }
+json Device::describe() const {
+    return info_;
+}
 
 void Device::check_health() const {
     synchronize();

@@ -15,7 +15,7 @@ class CudaError : public std::runtime_error {
 // The one device a worker process uses. Workers see a single GPU (the orchestrator narrows
 // CUDA_VISIBLE_DEVICES), so CUDA is always ordinal 0 here.
 class Device {
-public:
+  public:
     static Device open(const std::string& kind);  // "cpu" or "cuda"
 
     bool is_cuda() const { return cuda_; }
@@ -30,7 +30,7 @@ public:
     // A small known computation; throws if the device cannot run it.
     void check_health() const;
 
-private:
+  private:
     bool cuda_ = false;
     std::size_t cache_bytes_ = 0;
     std::size_t memory_bytes_ = 0;

@@ -4,7 +4,6 @@
 #include <memory>
 #include <optional>
 
-#include "core/sha256.hpp"
 #include "sandbox/framing.hpp"
 #include "worker/compare.hpp"
 #include "worker/cuda_timing_device.hpp"
@@ -19,9 +18,9 @@ namespace {
 // One trial's inputs and the reference's answer to them.
 struct Trial {
     std::uint64_t seed = 0;
-    std::vector<py::object> values;    // pristine inputs, never handed to any model
-    std::vector<at::Tensor> tensors;   // the tensor inputs among them (undefined for others)
-    std::vector<at::Tensor> outputs;   // the reference outputs
+    std::vector<py::object> values;   // pristine inputs, never handed to any model
+    std::vector<at::Tensor> tensors;  // the tensor inputs among them (undefined for others)
+    std::vector<at::Tensor> outputs;  // the reference outputs
     std::vector<bool> reference_modifies;
     std::size_t bytes = 0;
 };
@@ -51,7 +50,7 @@ std::string trial_label(int trial) {
 }
 
 class Judge {
-public:
+  public:
     Judge(int fd, Device device) : fd_(fd), device_(std::move(device)) {}
 
     int serve() {
@@ -65,7 +64,7 @@ public:
         return 0;
     }
 
-private:
+  private:
     json hello() {
         py::module_ torch = py::module_::import("torch");
         py::module_ sys = py::module_::import("sys");
@@ -144,8 +143,8 @@ private:
         Trial t;
         t.seed = index < 0 ? p.seed : p.seeds[std::size_t(index)];
         seed_torch(t.seed);
-        py::object raw = call_on_device(p.module.attr("get_inputs"), device_.torch_name(),
-                                        py::tuple());
+        py::object raw =
+            call_on_device(p.module.attr("get_inputs"), device_.torch_name(), py::tuple());
         py::list values = prepare_values(raw, device_.torch_device(), p.dtype);
         py::list call_args;
         for (py::handle v : values) {
@@ -154,7 +153,8 @@ private:
                 at::Tensor tensor = THPVariable_Unpack(v.ptr());
                 t.tensors.push_back(tensor);
                 t.bytes += tensor.nbytes();
-                call_args.append(py::reinterpret_steal<py::object>(THPVariable_Wrap(tensor.clone())));
+                call_args.append(
+                    py::reinterpret_steal<py::object>(THPVariable_Wrap(tensor.clone())));
             } else {
                 value_to_json(v);  // refuse what cannot travel to a sandbox, here and clearly
                 t.tensors.emplace_back();
@@ -215,7 +215,8 @@ private:
                 continue;
             }
             const at::Tensor& source = t.tensors[j];
-            at::Tensor layout = source.is_non_overlapping_and_dense() ? source : source.contiguous();
+            at::Tensor layout =
+                source.is_non_overlapping_and_dense() ? source : source.contiguous();
             auto buffer = SharedBuffer::allocate(
                 storage_bytes(layout.sizes(), layout.strides(), layout.scalar_type()), device_);
             at::Tensor view = buffer->view(layout.sizes(), layout.strides(), layout.scalar_type());
@@ -225,8 +226,8 @@ private:
         }
         for (const at::Tensor& ref : t.outputs) {
             auto buffer = SharedBuffer::allocate(ref.numel() * ref.element_size(), device_);
-            at::Tensor view = buffer->view(ref.sizes(), row_major_strides(ref.sizes()),
-                                           ref.scalar_type());
+            at::Tensor view =
+                buffer->view(ref.sizes(), row_major_strides(ref.sizes()), ref.scalar_type());
             poison(view);
             outputs.push_back(buffer->descriptor(view));
             s.outputs.push_back(view);
@@ -234,8 +235,8 @@ private:
         device_.synchronize();
         int id = next_stage_++;
         stages_.emplace(id, std::move(s));
-        return {{"ok", true}, {"stage", id}, {"seed", t.seed}, {"inputs", inputs},
-                {"outputs", outputs}, {"bytes", t.bytes}};
+        return {{"ok", true},       {"stage", id},        {"seed", t.seed},
+                {"inputs", inputs}, {"outputs", outputs}, {"bytes", t.bytes}};
     }
 
     json compare(const json& request) {
@@ -246,18 +247,21 @@ private:
         Trial& t = trial(s.trial);
         std::string where = request.value("where", trial_label(s.trial));
         device_.synchronize();
-        CompareResult r = compare_outputs(t.outputs, s.outputs, request.at("report"),
-                                          problem().spec, where);
+        CompareResult r =
+            compare_outputs(t.outputs, s.outputs, request.at("report"), problem().spec, where);
         if (r.ok && problem().spec.strict && request.value("check_inputs", true)) {
-            if (auto failure = check_inputs_unchanged(t.tensors, s.inputs, t.reference_modifies,
-                                                      where)) {
+            if (auto failure =
+                    check_inputs_unchanged(t.tensors, s.inputs, t.reference_modifies, where)) {
                 r.ok = false;
                 r.reason = *failure;
             }
         }
         stages_.erase(it);
-        return {{"ok", true}, {"passed", r.ok}, {"reason", r.reason},
-                {"max_abs_diff", r.max_abs_diff}, {"max_rel_diff", r.max_rel_diff}};
+        return {{"ok", true},
+                {"passed", r.ok},
+                {"reason", r.reason},
+                {"max_abs_diff", r.max_abs_diff},
+                {"max_rel_diff", r.max_rel_diff}};
     }
 
     json drop_stages() {
@@ -283,7 +287,8 @@ private:
             }
             sets.emplace_back(args);
         }
-        std::size_t flush = config.protocol == Mode::kernelbench ? std::size_t(config.kb_flush_bytes) : 0;
+        std::size_t flush =
+            config.protocol == Mode::kernelbench ? std::size_t(config.kb_flush_bytes) : 0;
         auto timer = make_timing_device(device_, flush);
         py::object model = p.model;
         auto call = [&](std::size_t i) { model(*sets[i % sets.size()]); };

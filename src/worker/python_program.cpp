@@ -5,7 +5,7 @@ namespace {
 
 // Enters `with torch.device(name):` for the lifetime of the guard.
 class DefaultDeviceGuard {
-public:
+  public:
     explicit DefaultDeviceGuard(const std::string& name) {
         context_ = py::module_::import("torch").attr("device")(name);
         context_.attr("__enter__")();
@@ -18,7 +18,7 @@ public:
         }
     }
 
-private:
+  private:
     py::object context_;
 };
 
@@ -45,7 +45,9 @@ py::module_ import_file(const std::string& path, const std::string& module_name)
     return module;
 }
 
-void seed_torch(std::uint64_t seed) { py::module_::import("torch").attr("manual_seed")(seed); }
+void seed_torch(std::uint64_t seed) {
+    py::module_::import("torch").attr("manual_seed")(seed);
+}
 
 std::vector<std::uint64_t> trial_seeds(std::uint64_t seed, int trials) {
     py::module_ torch = py::module_::import("torch");
@@ -89,8 +91,7 @@ py::object construct_model(py::handle cls, py::handle get_init_inputs, std::uint
     if (py::isinstance(model, module_type)) {
         py::dict kwargs;
         kwargs["device"] = py::module_::import("torch").attr("device")(name);
-        kwargs["dtype"] = py::module_::import("torch").attr(
-            float_dtype == at::kFloat ? "float32" : float_dtype == at::kHalf ? "float16" : "bfloat16");
+        kwargs["dtype"] = py::module_::import("torch").attr(dtype_name(float_dtype).c_str());
         model = model.attr("to")(**kwargs);
     }
     return model;
@@ -103,7 +104,8 @@ FlatOutput flatten_output(const py::object& result) {
         flat.items.push_back(result);
     } else if (py::isinstance<py::tuple>(result) || py::isinstance<py::list>(result)) {
         flat.kind = py::isinstance<py::tuple>(result) ? "tuple" : "list";
-        for (py::handle item : result) flat.items.push_back(py::reinterpret_borrow<py::object>(item));
+        for (py::handle item : result)
+            flat.items.push_back(py::reinterpret_borrow<py::object>(item));
     } else {
         flat.kind = python_type_name(result);
     }

@@ -38,7 +38,7 @@ struct CallSet {
 };
 
 class Sandbox {
-public:
+  public:
     Sandbox(int fd, std::string device_kind) : fd_(fd), device_kind_(std::move(device_kind)) {}
 
     int serve() {
@@ -52,7 +52,7 @@ public:
         return 0;
     }
 
-private:
+  private:
     json handle(const std::string& op, const json& request) {
         const char* fault = op == "load" ? "load_error" : "runtime_error";
         try {
@@ -80,8 +80,8 @@ private:
         if (!py::hasattr(candidate, "ModelNew"))
             throw CandidateFault("load_error", "the candidate defines no ModelNew");
         model_ = construct_model(candidate.attr("ModelNew"), reference.attr("get_init_inputs"),
-                                 request.value("seed", std::uint64_t(42)),
-                                 device_->torch_device(), dtype_);
+                                 request.value("seed", std::uint64_t(42)), device_->torch_device(),
+                                 dtype_);
         if (!py::hasattr(model_, "__call__"))
             throw CandidateFault("load_error", "ModelNew(...) is not callable");
         device_->synchronize();
@@ -165,7 +165,8 @@ private:
         for (const json& set : request.at("sets")) sets.push_back(open_set(set));
         if (sets.empty()) throw std::runtime_error("time needs at least one input set");
         TimingConfig config = TimingConfig::from_json(request.at("timing"));
-        std::size_t flush = config.protocol == Mode::kernelbench ? std::size_t(config.kb_flush_bytes) : 0;
+        std::size_t flush =
+            config.protocol == Mode::kernelbench ? std::size_t(config.kb_flush_bytes) : 0;
         auto timer = make_timing_device(*device_, flush);
         py::object last;
         std::size_t last_set = 0;
@@ -176,8 +177,8 @@ private:
         timing::Measurement m = timing::measure(*timer, call, config);
         device_->synchronize();
         json report = report_and_copy(last, sets[last_set]);
-        return {{"ok", true}, {"measurement", m.to_json()}, {"last_set", last_set},
-                {"report", report}};
+        return {
+            {"ok", true}, {"measurement", m.to_json()}, {"last_set", last_set}, {"report", report}};
     }
 
     int fd_;
@@ -206,8 +207,8 @@ int builder_main(int fd) {
         std::string text = describe_python_error(e);
         bool compile = e.matches(PyExc_SyntaxError) ||
                        text.find("Error building extension") != std::string::npos;
-        reply = {{"ok", false}, {"status", compile ? "compile_error" : "import_error"},
-                 {"error", text}};
+        reply = {
+            {"ok", false}, {"status", compile ? "compile_error" : "import_error"}, {"error", text}};
     } catch (const std::exception& e) {
         reply = {{"ok", false}, {"status", "import_error"}, {"error", e.what()}};
     }

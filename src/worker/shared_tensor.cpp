@@ -29,7 +29,8 @@ std::string to_hex(const void* data, std::size_t size) {
 void from_hex(const std::string& text, void* out, std::size_t size) {
     if (text.size() != 2 * size) throw std::runtime_error("malformed IPC handle");
     auto* p = static_cast<unsigned char*>(out);
-    for (std::size_t i = 0; i < size; ++i) p[i] = std::uint8_t(std::stoul(text.substr(2 * i, 2), nullptr, 16));
+    for (std::size_t i = 0; i < size; ++i)
+        p[i] = std::uint8_t(std::stoul(text.substr(2 * i, 2), nullptr, 16));
 }
 
 std::string unique_shm_name() {
@@ -37,7 +38,9 @@ std::string unique_shm_name() {
     return "/kbench-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
 }
 
-std::vector<std::int64_t> json_ints(const json& j) { return j.get<std::vector<std::int64_t>>(); }
+std::vector<std::int64_t> json_ints(const json& j) {
+    return j.get<std::vector<std::int64_t>>();
+}
 
 }  // namespace
 
@@ -88,7 +91,8 @@ std::shared_ptr<SharedBuffer> SharedBuffer::allocate(std::size_t nbytes, const D
     ::close(fd);
     if (data == MAP_FAILED) {
         ::shm_unlink(buffer->shm_name_.c_str());
-        throw std::runtime_error("mmap of shared memory failed: " + std::string(std::strerror(errno)));
+        throw std::runtime_error("mmap of shared memory failed: " +
+                                 std::string(std::strerror(errno)));
     }
     buffer->data_ = data;
     return buffer;
@@ -150,7 +154,8 @@ at::Tensor open_shared_tensor(const json& descriptor, const Device& device) {
     void* data = ::mmap(nullptr, nbytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     ::close(fd);
     if (data == MAP_FAILED)
-        throw std::runtime_error("mmap of shared memory failed: " + std::string(std::strerror(errno)));
+        throw std::runtime_error("mmap of shared memory failed: " +
+                                 std::string(std::strerror(errno)));
     return at::from_blob(
         data, sizes, strides, [nbytes](void* p) { ::munmap(p, nbytes); }, options);
 }

@@ -10,7 +10,7 @@ namespace kbench::worker {
 // Memory the judge owns and a sandbox maps: POSIX shared memory on the CPU, a cudaMalloc
 // allocation shared by CUDA IPC handle on a GPU.
 class SharedBuffer : public std::enable_shared_from_this<SharedBuffer> {
-public:
+  public:
     static std::shared_ptr<SharedBuffer> allocate(std::size_t nbytes, const Device& device);
     ~SharedBuffer();
     SharedBuffer(const SharedBuffer&) = delete;
@@ -21,7 +21,7 @@ public:
     // How a sandbox finds this buffer, with the tensor layout it should see.
     json descriptor(const at::Tensor& view) const;
 
-private:
+  private:
     SharedBuffer() = default;
 
     bool cuda_ = false;

@@ -44,8 +44,8 @@ std::string describe_python_error(const py::error_already_set& error) {
     std::string text;
     try {
         py::module_ traceback = py::module_::import("traceback");
-        py::list lines = traceback.attr("format_exception")(error.type(), error.value(),
-                                                             error.trace());
+        py::list lines =
+            traceback.attr("format_exception")(error.type(), error.value(), error.trace());
         for (auto line : lines) text += line.cast<std::string>();
     } catch (...) {
         text = error.what();

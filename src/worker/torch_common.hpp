@@ -21,12 +21,12 @@ std::vector<std::int64_t> to_vector(at::IntArrayRef values);
 
 // Raised for faults that belong to the candidate and become its verdict.
 class CandidateFault : public std::runtime_error {
-public:
+  public:
     CandidateFault(std::string status, const std::string& message)
         : std::runtime_error(message), status_(std::move(status)) {}
     const std::string& status() const { return status_; }
 
-private:
+  private:
     std::string status_;
 };
 

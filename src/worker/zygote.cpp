@@ -41,8 +41,9 @@ void apply_environment(const json& env) {
         apply_environment(request.value("env", json::object()));
         if (!cwd.empty()) py::module_::import("sys").attr("path").attr("insert")(0, cwd);
         std::string role = request.value("role", std::string("sandbox"));
-        code = role == "builder" ? builder_main(control_fd)
-                                 : sandbox_main(control_fd, request.value("device", std::string("cpu")));
+        code = role == "builder"
+                   ? builder_main(control_fd)
+                   : sandbox_main(control_fd, request.value("device", std::string("cpu")));
     } catch (const py::error_already_set& e) {
         std::fprintf(stderr, "kbench sandbox: %s\n", describe_python_error(e).c_str());
     } catch (const std::exception& e) {

@@ -19,10 +19,11 @@ using kbench::test::run_command;
 const std::string kReference = std::string(KBENCH_FIXTURE_DIR) + "/references/relu_small.py";
 
 class Cli : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
-        dir_ = fs::temp_directory_path() / ("kbench-cli-" + std::to_string(::getpid()) + "-" +
-                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        dir_ = fs::temp_directory_path() /
+               ("kbench-cli-" + std::to_string(::getpid()) + "-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
         fs::create_directories(dir_);
     }
     void TearDown() override { fs::remove_all(dir_); }
@@ -78,15 +79,17 @@ TEST_F(Cli, UnknownDeviceSaysWhatToUse) {
 
 TEST_F(Cli, GpuBackendOnCpuIsRefused) {
     std::string cand = write("c.py", kPureRelu);
-    auto r = run_command(kbench(quote(kReference) + " " + quote(cand) + " --device cpu --backend cuda"));
+    auto r =
+        run_command(kbench(quote(kReference) + " " + quote(cand) + " --device cpu --backend cuda"));
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_NE(r.err.find("needs a GPU"), std::string::npos) << r.err;
 }
 
 TEST_F(Cli, MissingPythonIsAnErrorThatNamesIt) {
     std::string cand = write("c.py", kPureRelu);
-    auto r = run_command(quote(KBENCH_BINARY) + " check --device cpu --python /nonexistent/python3 " +
-                         quote(kReference) + " " + quote(cand));
+    auto r =
+        run_command(quote(KBENCH_BINARY) + " check --device cpu --python /nonexistent/python3 " +
+                    quote(kReference) + " " + quote(cand));
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_NE(r.err.find("/nonexistent/python3"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("what to do"), std::string::npos) << r.err;
@@ -102,7 +105,8 @@ TEST_F(Cli, PythonComesFromTheEnvironmentToo) {
 
 TEST_F(Cli, ExitCodeAndJsonLinesFollowTheVerdicts) {
     std::string good = write("good.py", kPureRelu), bad = write("bad.py", kPureWrong);
-    auto ok = run_command(kbench("--device cpu --json --no-timing -q " + quote(kReference) + " " + quote(good)));
+    auto ok = run_command(
+        kbench("--device cpu --json --no-timing -q " + quote(kReference) + " " + quote(good)));
     EXPECT_EQ(ok.exit_code, 0) << ok.err;
     auto both = run_command(kbench("--device cpu --json --no-timing -q " + quote(kReference) + " " +
                                    quote(good) + " " + quote(bad)));
@@ -118,7 +122,8 @@ TEST_F(Cli, ExitCodeAndJsonLinesFollowTheVerdicts) {
 
 TEST_F(Cli, TextVerdictIsReadable) {
     std::string good = write("good.py", kPureRelu);
-    auto r = run_command(kbench("--device cpu --max-seconds 1 -q " + quote(kReference) + " " + quote(good)));
+    auto r = run_command(
+        kbench("--device cpu --max-seconds 1 -q " + quote(kReference) + " " + quote(good)));
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("status       correct (5/5 trials)"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("speedup"), std::string::npos) << r.out;

@@ -25,12 +25,14 @@ inline std::string quote(const std::string& s) {
 // Runs a shell command line; captures standard output and standard error separately.
 inline CommandResult run_command(const std::string& command) {
     static int counter = 0;
-    auto err_path = std::filesystem::temp_directory_path() /
-                    ("kbench-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".err");
+    auto err_path =
+        std::filesystem::temp_directory_path() /
+        ("kbench-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".err");
     CommandResult result;
     FILE* pipe = ::popen((command + " 2>" + quote(err_path.string())).c_str(), "r");
     char buffer[1 << 16];
-    while (std::size_t n = std::fread(buffer, 1, sizeof(buffer), pipe)) result.out.append(buffer, n);
+    while (std::size_t n = std::fread(buffer, 1, sizeof(buffer), pipe))
+        result.out.append(buffer, n);
     int status = ::pclose(pipe);
     result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     std::ifstream in(err_path);

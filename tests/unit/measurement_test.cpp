@@ -20,7 +20,7 @@ void spin_for(std::chrono::microseconds duration) {
 // A device whose launch stream sees only part of the work, as with a side-stream kernel: its
 // stream clock reports a fixed small time while the host clock sees the whole call.
 class PartialStreamDevice final : public TimingDevice {
-public:
+  public:
     void flush_cache() override {}
     void synchronize() override {}
     void start() override { start_ = std::chrono::steady_clock::now(); }
@@ -28,7 +28,7 @@ public:
     double stream_elapsed_us() override { return 1.0; }
     bool has_stream_clock() const override { return true; }
 
-private:
+  private:
     std::chrono::steady_clock::time_point start_;
 };
 
@@ -39,10 +39,13 @@ TEST(Measurement, ColdProtocolMeasuresRealWork) {
     TimingConfig config;
     config.max_seconds = 2.0;
     std::vector<std::size_t> calls;
-    Measurement m = measure_cold(device, [&](std::size_t i) {
-        calls.push_back(i);
-        spin_for(std::chrono::microseconds(2000));
-    }, config);
+    Measurement m = measure_cold(
+        device,
+        [&](std::size_t i) {
+            calls.push_back(i);
+            spin_for(std::chrono::microseconds(2000));
+        },
+        config);
     ASSERT_GE(m.samples_us.size(), 10u);
     EXPECT_GE(m.warmup_calls, 3);
     EXPECT_EQ(calls.size(), m.calls);
@@ -56,9 +59,8 @@ TEST(Measurement, HostClockCatchesWorkTheStreamMissed) {
     PartialStreamDevice device;
     TimingConfig config;
     config.max_samples = 12;
-    Measurement m = measure_cold(device, [](std::size_t) {
-        spin_for(std::chrono::microseconds(3000));
-    }, config);
+    Measurement m = measure_cold(
+        device, [](std::size_t) { spin_for(std::chrono::microseconds(3000)); }, config);
     EXPECT_EQ(m.outside_stream_samples, int(m.samples_us.size()));
     EXPECT_GT(median(m.samples_us), 2500.0) << "timed at a fraction of its cost";
 }
@@ -69,7 +71,8 @@ TEST(Measurement, KernelBenchProtocolIsFixed) {
     config.protocol = Mode::kernelbench;
     config.kb_trials = 20;
     std::size_t calls = 0;
-    Measurement m = measure(device, [&](std::size_t) { ++calls; }, config);
+    Measurement m = measure(
+        device, [&](std::size_t) { ++calls; }, config);
     EXPECT_EQ(m.samples_us.size(), 20u);
     EXPECT_EQ(calls, std::size_t(config.kb_warmup + 20 + config.kb_discard_first));
     EXPECT_EQ(m.statistic, "mean");

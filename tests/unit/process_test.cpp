@@ -38,7 +38,7 @@ TEST(Channel, MessagesOutputAndDeadlines) {
     auto [out_read, out_write] = make_pipe();
     // The child writes output, sends one frame by hand, then hangs.
     std::string frame = encode_frame({{"ok", true}});
-    std::string script = "printf 'hello from child'; printf '" ;
+    std::string script = "printf 'hello from child'; printf '";
     for (unsigned char c : frame) {
         char buf[8];
         std::snprintf(buf, sizeof(buf), "\\%03o", c);

@@ -6,7 +6,8 @@ namespace kbench {
 
 TEST(Sha256, KnownVectors) {
     EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    EXPECT_EQ(sha256_hex("abc"),
+              "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
               "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 }
@@ -15,7 +16,8 @@ TEST(Sha256, IncrementalEqualsOneShot) {
     std::string text(1000, 'x');
     for (std::size_t i = 0; i < text.size(); ++i) text[i] = char('a' + i % 26);
     Sha256 pieces;
-    for (std::size_t i = 0; i < text.size(); i += 37) pieces.update(std::string_view(text).substr(i, 37));
+    for (std::size_t i = 0; i < text.size(); i += 37)
+        pieces.update(std::string_view(text).substr(i, 37));
     EXPECT_EQ(pieces.hex_digest(), sha256_hex(text));
 }
 

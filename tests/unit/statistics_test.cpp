@@ -15,7 +15,9 @@ TEST(Statistics, SummaryOfKnownSample) {
     EXPECT_DOUBLE_EQ(s.p90, 4.6);
 }
 
-TEST(Statistics, MedianOfEvenCountInterpolates) { EXPECT_DOUBLE_EQ(median({4, 1, 3, 2}), 2.5); }
+TEST(Statistics, MedianOfEvenCountInterpolates) {
+    EXPECT_DOUBLE_EQ(median({4, 1, 3, 2}), 2.5);
+}
 
 TEST(Statistics, EmptySampleIsZero) {
     Summary s = summarize({});

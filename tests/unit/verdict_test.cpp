@@ -22,9 +22,9 @@ TEST(Verdict, JsonFollowsTheSchemaAndRoundTrips) {
     v.phases_s = {{"build", 31.2}, {"load", 0.4}};
 
     json j = v.to_json();
-    for (const char* key : {"problem", "candidate", "config", "status", "reason", "correctness",
-                            "timing", "baseline", "speedup", "speedup_ci95", "integrity",
-                            "kernels", "phases_s"})
+    for (const char* key :
+         {"problem", "candidate", "config", "status", "reason", "correctness", "timing", "baseline",
+          "speedup", "speedup_ci95", "integrity", "kernels", "phases_s"})
         EXPECT_TRUE(j.contains(key)) << key;
     EXPECT_EQ(j["status"], "correct");
     EXPECT_EQ(j["problem"]["id"], 19);

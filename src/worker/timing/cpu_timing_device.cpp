@@ -14,9 +14,13 @@ void CpuTimingDevice::flush_cache() {
     (void)sink;
 }
 
-void CpuTimingDevice::start() { start_ = std::chrono::steady_clock::now(); }
+void CpuTimingDevice::start() {
+    start_ = std::chrono::steady_clock::now();
+}
 
-void CpuTimingDevice::stop() { stop_ = std::chrono::steady_clock::now(); }
+void CpuTimingDevice::stop() {
+    stop_ = std::chrono::steady_clock::now();
+}
 
 double CpuTimingDevice::stream_elapsed_us() {
     return std::chrono::duration<double, std::micro>(stop_ - start_).count();

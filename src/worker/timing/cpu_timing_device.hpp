@@ -11,7 +11,7 @@ namespace kbench::timing {
 // Host clock and a buffer written end to end before each sample, so that each call starts
 // with caches holding none of its data.
 class CpuTimingDevice final : public TimingDevice {
-public:
+  public:
     explicit CpuTimingDevice(std::size_t thrash_bytes);
 
     void flush_cache() override;
@@ -21,7 +21,7 @@ public:
     double stream_elapsed_us() override;
     bool has_stream_clock() const override { return false; }
 
-private:
+  private:
     std::vector<unsigned char> thrash_;
     unsigned char fill_ = 0;
     std::chrono::steady_clock::time_point start_{}, stop_{};

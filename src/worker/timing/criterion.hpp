@@ -6,7 +6,7 @@ namespace kbench::timing {
 
 // Decides when a measurement has enough samples. One rule a class, one class a file.
 class Criterion {
-public:
+  public:
     virtual ~Criterion() = default;
     virtual void add_sample(double sample_us) = 0;
     // elapsed_s: wall time spent sampling so far.

@@ -8,7 +8,7 @@ namespace kbench::timing {
 
 // A fixed number of samples, the first few discarded: KernelBench's reference protocol.
 class FixedCountCriterion final : public Criterion {
-public:
+  public:
     FixedCountCriterion(int count, int discard_first);
 
     void add_sample(double sample_us) override;
@@ -16,7 +16,7 @@ public:
     bool converged() const override { return true; }
     std::size_t discard_first() const override { return discard_; }
 
-private:
+  private:
     std::size_t target_;
     std::size_t discard_;
     std::size_t taken_ = 0;

@@ -9,7 +9,7 @@ namespace kbench::timing {
 // Stops when the 95% confidence half-width of the median falls under a fraction of the median,
 // after a minimum number of samples; or at a cap on samples or seconds (then not converged).
 class MedianCiCriterion final : public Criterion {
-public:
+  public:
     MedianCiCriterion(int min_samples, int max_samples, double max_seconds,
                       double target_rel_halfwidth);
 
@@ -20,7 +20,7 @@ public:
     // Current relative half-width (half the interval over the median); infinite with no data.
     double relative_halfwidth() const;
 
-private:
+  private:
     int min_samples_;
     int max_samples_;
     double max_seconds_;

@@ -10,7 +10,9 @@ SteadyWarmup::SteadyWarmup(int min_calls, int max_calls, double max_seconds, dou
       max_seconds_(max_seconds),
       tolerance_(tolerance) {}
 
-void SteadyWarmup::add_call(double call_us) { calls_.push_back(call_us); }
+void SteadyWarmup::add_call(double call_us) {
+    calls_.push_back(call_us);
+}
 
 bool SteadyWarmup::steady() const {
     if (calls_.size() < 3) return false;

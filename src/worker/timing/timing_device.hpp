@@ -6,7 +6,7 @@ namespace kbench::timing {
 // a clock on the stream that launches the work. GPU: events on the current stream and an L2
 // flush; CPU: the host clock and a cache-thrashing buffer.
 class TimingDevice {
-public:
+  public:
     virtual ~TimingDevice() = default;
     virtual void flush_cache() = 0;  // asynchronous on a GPU
     virtual void synchronize() = 0;  // waits for every stream of the device
