@@ -24,12 +24,6 @@ std::string find_python(const std::optional<std::string>& option) {
                      "pass --python /path/to/python3 or set KBENCH_PYTHON to a Python with torch");
 }
 
-fs::path executable_path() {
-    std::error_code ec;
-    fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    return ec ? fs::path() : self;
-}
-
 fs::path worker_package_dir() {
     if (const char* env = std::getenv("KBENCH_WORKER_PATH"); env && *env) return fs::path(env);
     fs::path exe_dir = executable_path().parent_path();

@@ -14,7 +14,4 @@ std::string find_python(const std::optional<std::string>& option);
 // executable (build tree), else the install layout. Throws UsageError with the fix if absent.
 fs::path worker_package_dir();
 
-// The running executable's path.
-fs::path executable_path();
-
 }  // namespace kbench::build

@@ -93,11 +93,7 @@ int run_check(const CheckOptions& o) {
     options.env.device_kind = device.kind;
     if (device.kind == "cuda") options.env.visible_gpu = schedule::physical_gpu(device.ordinal);
     options.env.log_dir = scratch / "logs";
-    // Absolute: workers run in private folders of their own.
-    options.cache_dir =
-        fs::absolute(o.cache_dir ? fs::path(*o.cache_dir) : cache_root() / "builds");
     options.scratch_dir = scratch / "work";
-    options.builders = o.builders;
     options.verbose = o.verbose && !o.quiet;
     if (!o.quiet) {
         auto start = std::chrono::steady_clock::now();
@@ -119,8 +115,21 @@ int run_check(const CheckOptions& o) {
     bool keep = o.keep_scratch;
     {
         if (options.log) options.log("starting the judge and the zygote (" + device.label + ")");
-        schedule::Evaluator evaluator(options);
-        evaluator.prebuild(candidates);
+        schedule::BuilderOptions build_options;
+        build_options.env = options.env;
+        // Absolute: workers run in private folders of their own.
+        build_options.cache_dir =
+            fs::absolute(o.cache_dir ? fs::path(*o.cache_dir) : cache_root() / "builds");
+        build_options.scratch_dir = scratch / "work";
+        build_options.precision = config.precision;
+        build_options.limit_s = config.limits.build_s;
+        build_options.builders = o.builders;
+        build_options.log = options.log;
+        build_options.verbose = options.verbose;
+        schedule::BuilderPool builds(build_options);
+        schedule::Evaluator evaluator(options, builds);
+        builds.set_cuda_architectures({evaluator.device_info().value("capability", std::string())});
+        builds.prebuild(candidates);
         for (const auto& c : candidates) {
             if (options.log) options.log("checking " + c.path.string());
             Verdict v = evaluator.evaluate(problem, c);
@@ -169,7 +178,7 @@ Command add_check_command(CLI::App& app) {
     cmd->add_flag("--no-timing", o->no_timing, "Check correctness only");
     cmd->add_option("--python", o->python, "Python with torch (default: $KBENCH_PYTHON, python3)");
     cmd->add_option("--cache-dir", o->cache_dir, "Build cache (default: ~/.cache/kbench/builds)");
-    cmd->add_option("--builders", o->builders, "Concurrent builds (default: half the cores)");
+    cmd->add_option("--builders", o->builders, "Concurrent builds (default: one a core)");
     cmd->add_flag("--keep-scratch", o->keep_scratch, "Keep sandbox folders and worker logs");
     cmd->add_option("--timeout-build", o->limits.build_s, "Seconds")->capture_default_str();
     cmd->add_option("--timeout-load", o->limits.load_s, "Seconds")->capture_default_str();

@@ -47,6 +47,12 @@ fs::path make_temp_dir(const std::string& prefix) {
     return fs::path(buffer.data());
 }
 
+fs::path executable_path() {
+    std::error_code ec;
+    fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    return ec ? fs::path() : self;
+}
+
 fs::path cache_root() {
     if (const char* env = std::getenv("KBENCH_CACHE"); env && *env) return fs::path(env);
     if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)

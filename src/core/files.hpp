@@ -16,6 +16,9 @@ void write_file_atomic(const fs::path& path, const std::string& content);
 // A fresh private directory (mode 0700) under the system temporary directory.
 fs::path make_temp_dir(const std::string& prefix);
 
+// The running executable's path (empty if unknown).
+fs::path executable_path();
+
 // The user's cache root: $KBENCH_CACHE, else $XDG_CACHE_HOME/kbench, else ~/.cache/kbench.
 fs::path cache_root();
 

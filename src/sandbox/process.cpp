@@ -1,6 +1,7 @@
 #include "sandbox/process.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -10,7 +11,10 @@
 #include <cerrno>
 #include <cstring>
 
+#include <chrono>
+
 #include "core/error.hpp"
+#include "sandbox/bounded_output.hpp"
 
 namespace kbench::sandbox {
 
@@ -95,6 +99,58 @@ std::optional<ExitStatus> try_wait_process(pid_t pid) {
     if (r == 0) return std::nullopt;
     if (r < 0) return ExitStatus{true, -1, 0};
     return ExitStatus::from_wait_status(status);
+}
+
+CommandOutput run_to_completion(const std::vector<std::string>& argv, double timeout_s) {
+    auto [out_read, out_write] = make_pipe();
+    auto [err_read, err_write] = make_pipe();
+    SpawnSpec spec{argv};
+    spec.stdout_fd = out_write;
+    spec.stderr_fd = err_write;
+    pid_t pid;
+    try {
+        pid = spawn_process(spec);
+    } catch (...) {
+        for (int fd : {out_read, out_write, err_read, err_write}) ::close(fd);
+        throw;
+    }
+    ::close(out_write);
+    ::close(err_write);
+    CommandOutput result;
+    BoundedOutput err(16 << 10, 16 << 10);
+    auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(long(timeout_s * 1000));
+    pollfd fds[2] = {{out_read, POLLIN, 0}, {err_read, POLLIN, 0}};
+    int open_fds = 2;
+    char buffer[1 << 16];
+    while (open_fds > 0) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+            kill_process_tree(pid);
+            break;
+        }
+        if (::poll(fds, 2, int(left.count())) < 0 && errno != EINTR) break;
+        for (auto& f : fds) {
+            if (f.fd < 0 || !(f.revents & (POLLIN | POLLHUP))) continue;
+            ssize_t n = ::read(f.fd, buffer, sizeof(buffer));
+            if (n > 0) {
+                if (f.fd == out_read)
+                    result.out.append(buffer, std::size_t(n));
+                else
+                    err.append(std::string_view(buffer, std::size_t(n)));
+            } else if (n == 0) {
+                ::close(f.fd);
+                f.fd = -1;
+                --open_fds;
+            }
+        }
+    }
+    for (auto& f : fds)
+        if (f.fd >= 0) ::close(f.fd);
+    result.status = wait_process(pid);
+    result.err = err.text();
+    return result;
 }
 
 void kill_process_tree(pid_t pid) {

@@ -35,6 +35,15 @@ pid_t spawn_process(const SpawnSpec& spec);
 ExitStatus wait_process(pid_t pid);
 std::optional<ExitStatus> try_wait_process(pid_t pid);
 
+struct CommandOutput {
+    ExitStatus status;
+    std::string out;
+    std::string err;  // capped
+};
+
+// Runs a program to completion and collects its output; kills it after timeout_s.
+CommandOutput run_to_completion(const std::vector<std::string>& argv, double timeout_s);
+
 // SIGKILL to the process and to its process group.
 void kill_process_tree(pid_t pid);
 

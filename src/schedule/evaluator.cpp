@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/sha256.hpp"
+#include "schedule/text.hpp"
 #include "score/speedup.hpp"
 
 namespace kbench::schedule {
@@ -15,67 +16,13 @@ namespace {
 using sandbox::Channel;
 using sandbox::Clock;
 
-double seconds_since(Clock::time_point start) {
-    return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-double seconds_left(Clock::time_point deadline) {
-    return std::max(0.0, std::chrono::duration<double>(deadline - Clock::now()).count());
-}
-
-Clock::time_point after(double seconds) {
-    return Clock::now() + std::chrono::milliseconds(long(seconds * 1000));
-}
-
-std::string seconds_text(double seconds) {
-    char text[32];
-    std::snprintf(text, sizeof(text), "%.1f s", seconds);
-    return text;
-}
-
-std::string last_line(const std::string& text) {
-    std::size_t end = text.find_last_not_of(" \n\r\t");
-    if (end == std::string::npos) return {};
-    std::size_t start = text.rfind('\n', end);
-    start = start == std::string::npos ? 0 : start + 1;
-    return text.substr(start, end - start + 1);
-}
-
-std::string capped(const std::string& text, std::size_t limit) {
-    if (text.size() <= limit) return text;
-    return text.substr(0, limit / 2) + "\n[... " + std::to_string(text.size() - limit) +
-           " bytes dropped ...]\n" + text.substr(text.size() - limit / 2);
-}
-
-// The first line of compiler output that reports an error, for a one-line reason.
-std::string first_error_line(const std::string& log) {
-    std::size_t pos = 0;
-    while (pos < log.size()) {
-        std::size_t end = log.find('\n', pos);
-        std::string line =
-            log.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-        if (line.find("error") != std::string::npos &&
-            line.find("Error building") == std::string::npos)
-            return capped(line, 400);
-        if (end == std::string::npos) break;
-        pos = end + 1;
-    }
-    return capped(last_line(log), 400);
-}
-
 // How long a worker may take to import torch and initialise its device.
 constexpr double kStartSeconds = 120;
 
 }  // namespace
 
-int Evaluator::builder_count() const {
-    if (options_.builders > 0) return options_.builders;
-    unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    return int(std::max(1u, cores / 2));
-}
-
-Evaluator::Evaluator(EvaluatorOptions options)
-    : options_(std::move(options)), cache_(options_.cache_dir) {
+Evaluator::Evaluator(EvaluatorOptions options, BuilderPool& builds)
+    : options_(std::move(options)), builds_(builds) {
     fs::create_directories(options_.scratch_dir);
     start_workers();
 }
@@ -96,13 +43,8 @@ void Evaluator::start_workers() {
     // Both import torch at once; the judge also initialises the device.
     judge_ = std::make_unique<WorkerProcess>(options_.env, "judge");
     zygote_ = std::make_unique<WorkerProcess>(options_.env, "zygote");
-    const json& hello = judge_->hello(kStartSeconds);
+    device_info_ = judge_->hello(kStartSeconds).at("device");
     zygote_->hello(kStartSeconds);
-    device_info_ = hello.at("device");
-    fingerprint_ = "kbench 1\n" + hello.value("torch", std::string()) + "\n" +
-                   hello.value("cuda", std::string()) + "\n" +
-                   hello.value("python", std::string()) + "\n" +
-                   device_info_.value("capability", std::string("cpu"));
 }
 
 WorkerProcess& Evaluator::judge() {
@@ -125,123 +67,6 @@ WorkerProcess& Evaluator::zygote() {
 
 std::string Evaluator::device_name() const {
     return device_info_.value("name", std::string("?"));
-}
-
-std::string Evaluator::build_key(const CandidateSpec& candidate) {
-    return build::BuildCache::key(candidate.code, candidate.backend, options_.config.precision,
-                                  fingerprint_);
-}
-
-json Evaluator::sandbox_env(const std::string& key) {
-    json env = {{"TORCH_EXTENSIONS_DIR", cache_.torch_extensions_dir(key).string()},
-                {"TRITON_CACHE_DIR", cache_.triton_dir(key).string()}};
-    std::string capability = device_info_.value("capability", std::string());
-    // Builder and sandbox must agree on the targets, or the sandbox would rebuild.
-    if (!capability.empty()) env["TORCH_CUDA_ARCH_LIST"] = capability;
-    return env;
-}
-
-// A build in flight in a builder process.
-struct PendingBuild {
-    std::string key;
-    std::unique_ptr<build::BuildCache::Lock> lock;
-    std::unique_ptr<SandboxProcess> process;
-    Clock::time_point start;
-};
-
-void Evaluator::prebuild(const std::vector<CandidateSpec>& candidates) {
-    std::vector<const CandidateSpec*> todo;
-    std::vector<std::string> keys;
-    for (const auto& c : candidates) {
-        std::string key = build_key(c);
-        if (cache_.lookup(key) || std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
-        keys.push_back(key);
-        todo.push_back(&c);
-    }
-    int width = builder_count();
-    for (std::size_t begin = 0; begin < todo.size(); begin += std::size_t(width)) {
-        std::size_t end = std::min(todo.size(), begin + std::size_t(width));
-        note("building " + std::to_string(end - begin) + " candidate(s) (" + std::to_string(end) +
-             "/" + std::to_string(todo.size()) + ")");
-        std::vector<std::thread> threads;
-        std::vector<double> spent(end - begin);
-        // Each build waits on its own process; threads keep them concurrent.
-        for (std::size_t i = begin; i < end; ++i)
-            threads.emplace_back([this, &todo, &spent, i, begin] {
-                try {
-                    build(*todo[i], spent[i - begin]);
-                } catch (const std::exception& e) {
-                    note(std::string("build failed in the harness: ") + e.what());
-                }
-            });
-        for (auto& t : threads) t.join();
-    }
-}
-
-build::BuildRecord Evaluator::build(const CandidateSpec& candidate, double& spent_s) {
-    spent_s = 0;
-    std::string key = build_key(candidate);
-    if (auto cached = cache_.lookup(key)) return *cached;
-    auto lock = cache_.lock(key);
-    if (auto cached = cache_.lookup(key)) return *cached;  // built meanwhile by someone else
-
-    auto start = Clock::now();
-    fs::path scratch = options_.scratch_dir / ("build-" + key.substr(0, 16));
-    fs::create_directories(scratch);
-    fs::path file = scratch / candidate.path.filename();
-    write_file_atomic(file, candidate.code);
-    json env = sandbox_env(key);
-    env["CUDA_VISIBLE_DEVICES"] = "";  // builds see no GPU
-    env["TMPDIR"] = scratch.string();
-    // The cores are shared among the builders that run at once.
-    env["MAX_JOBS"] = std::to_string(
-        std::max(1u, std::thread::hardware_concurrency() / unsigned(builder_count())));
-    fs::create_directories(cache_.torch_extensions_dir(key));
-
-    build::BuildRecord record;
-    double limit = options_.config.limits.build_s;
-    detail("  building " + candidate.path.filename().string());
-    auto process = std::make_unique<SandboxProcess>(
-        *zygote_, SandboxProcess::Options{"builder", options_.env.device_kind, scratch, env});
-    auto hello = process->hello(limit);
-    auto reply =
-        hello.event == Channel::Event::message
-            ? process->call({{"op", "build"}, {"candidate_file", file.string()}},
-                            seconds_left(start + std::chrono::milliseconds(long(limit * 1000))))
-            : hello;
-    if (reply.event == Channel::Event::timed_out) {
-        process->kill();
-        record = {"timeout",
-                  "the build did not finish within " + std::to_string(int(limit)) + " s\n" +
-                      capped(process->output(), 16000),
-                  seconds_since(start)};
-    } else if (reply.event == Channel::Event::closed) {
-        auto status = process->kill();
-        record = {
-            "import_error",
-            "the builder died (" + status.describe() + ")\n" + capped(process->output(), 16000),
-            seconds_since(start)};
-    } else {
-        process->finish();
-        std::string status = reply.body.value("ok", false)
-                                 ? "ok"
-                                 : reply.body.value("status", std::string("import_error"));
-        std::string log = reply.body.value("error", std::string());
-        if (log.empty()) log = process->output();
-        record = {status, capped(log, 64000), seconds_since(start)};
-    }
-    std::error_code ignored;
-    fs::remove_all(scratch, ignored);
-    {
-        std::lock_guard<std::mutex> guard(build_seconds_mutex_);
-        build_seconds_[key] = record.seconds;
-    }
-    // Timeouts are not kept: a loaded machine may build it next time.
-    if (record.status != "timeout") cache_.store(key, record);
-    detail("  built " + candidate.path.filename().string() + ": " + record.status + " in " +
-           seconds_text(record.seconds));
-    spent_s = record.seconds;
-    return record;
 }
 
 Verdict Evaluator::blank_verdict(const ProblemSpec& problem, const CandidateSpec& candidate) {
@@ -359,13 +184,7 @@ Verdict Evaluator::evaluate_once(const ProblemSpec& problem, const CandidateSpec
         }
     } done{*this, v, start};
     double build_s = 0;
-    build::BuildRecord record = build(candidate, build_s);
-    {
-        // A build done ahead of time by prebuild counts here too.
-        std::lock_guard<std::mutex> guard(build_seconds_mutex_);
-        if (auto it = build_seconds_.find(build_key(candidate)); it != build_seconds_.end())
-            build_s = it->second;
-    }
+    build::BuildRecord record = builds_.build(candidate, build_s);
     v.phases_s["build"] = build_s;
     if (record.status == "compile_error" || record.status == "timeout") {
         v.status = record.status == "timeout" ? Status::timeout : Status::compile_error;
@@ -387,20 +206,20 @@ Verdict Evaluator::evaluate_once(const ProblemSpec& problem, const CandidateSpec
            {"atol", c.atol()},
            {"rtol", c.rtol()}}}},
         600);
-    run_candidate(problem, candidate, build_key(candidate), v);
+    run_candidate(problem, candidate, v);
     return v;
 }
 
 void Evaluator::run_candidate(const ProblemSpec& problem, const CandidateSpec& candidate,
-                              const std::string& key, Verdict& v) {
+                              Verdict& v) {
     const CheckConfig& c = options_.config;
-    const bool strict = c.mode == Mode::strict;
     fs::path scratch = options_.scratch_dir / ("sandbox-" + std::to_string(++sandbox_count_));
     fs::create_directories(scratch);
     fs::path file = scratch / candidate.path.filename();
     write_file_atomic(file, candidate.code);
-    json env = sandbox_env(key);
+    json env = builds_.sandbox_env(builds_.key(candidate));
     env["TMPDIR"] = scratch.string();
+    env["HF_HUB_OFFLINE"] = "1";  // no downloads from inside a sandbox
     SandboxProcess sandbox(zygote(), {"sandbox", options_.env.device_kind, scratch, env});
 
     // Load.
@@ -418,9 +237,24 @@ void Evaluator::run_candidate(const ProblemSpec& problem, const CandidateSpec& c
     detail("  loaded in " + seconds_text(v.phases_s["load"]) + " (sandbox pid " +
            std::to_string(sandbox.pid()) + ")");
 
+    if (!check_correctness(sandbox, v)) return;
+    if (!c.measure) {
+        v.status = Status::correct;
+        sandbox.finish();
+        return;
+    }
+    time_candidate(sandbox, v);
+}
+
+// Every trial, each on fresh shared copies of its inputs. False when the verdict is decided.
+bool Evaluator::check_correctness(SandboxProcess& sandbox, Verdict& v) {
+    const CheckConfig& c = options_.config;
+    const bool strict = c.mode == Mode::strict;
+    sandbox::Channel::Reply reply;
     // Correctness: every trial, each on fresh shared copies of its inputs.
     auto correctness_start = Clock::now();
-    auto deadline = after(c.limits.correctness_s);
+    auto deadline =
+        correctness_start + std::chrono::milliseconds(long(c.limits.correctness_s * 1000));
     std::string first_failure;
     for (int t = 0; t < c.trials; ++t) {
         json stage = judge_call({{"op", "stage"}, {"trial", t}}, 600);
@@ -434,7 +268,7 @@ void Evaluator::run_candidate(const ProblemSpec& problem, const CandidateSpec& c
                     c.limits.correctness_s, v)) {
             judge_call({{"op", "drop_stages"}}, 120);
             v.phases_s["correctness"] = seconds_since(correctness_start);
-            return;
+            return false;
         }
         json verdict = judge_call({{"op", "compare"},
                                    {"stage", stage.at("stage")},
@@ -459,15 +293,16 @@ void Evaluator::run_candidate(const ProblemSpec& problem, const CandidateSpec& c
         v.reason = first_failure;
         sandbox.finish();
         v.log = capped(sandbox.output(), 16000);
-        return;
+        return false;
     }
-    if (!c.measure) {
-        v.status = Status::correct;
-        sandbox.finish();
-        return;
-    }
+    return true;
+}
 
-    // Timing: the candidate in its sandbox, on input sets that rotate between calls.
+// The candidate in its sandbox on input sets that rotate between calls, the last call's output
+// checked again, then the baseline in the judge, which never loads candidate code.
+void Evaluator::time_candidate(SandboxProcess& sandbox, Verdict& v) {
+    const CheckConfig& c = options_.config;
+    const bool strict = c.mode == Mode::strict;
     auto timing_start = Clock::now();
     // Input sets that rotate between timed calls, as many as fit in an eighth of the memory.
     std::vector<int> set_trials;
@@ -484,8 +319,8 @@ void Evaluator::run_candidate(const ProblemSpec& problem, const CandidateSpec& c
         if (bytes > 0 && budget > 0) wanted = std::clamp(int(budget / bytes), 1, wanted);
     }
     detail("  timing over " + std::to_string(set_trials.size()) + " input set(s)");
-    reply = sandbox.call({{"op", "time"}, {"sets", sets}, {"timing", c.timing.to_json()}},
-                         c.limits.timing_s);
+    auto reply = sandbox.call({{"op", "time"}, {"sets", sets}, {"timing", c.timing.to_json()}},
+                              c.limits.timing_s);
     if (!accept(reply, sandbox, "timing", c.limits.timing_s, v)) {
         judge_call({{"op", "drop_stages"}}, 120);
         return;

@@ -9,8 +9,9 @@
 
 namespace kbench::schedule {
 
-WorkerProcess::WorkerProcess(const WorkerEnvironment& env, const std::string& role)
-    : role_(role), log_path_(env.log_dir / (role + ".log")) {
+WorkerProcess::WorkerProcess(const WorkerEnvironment& env, const std::string& role,
+                             const std::string& name)
+    : role_(name.empty() ? role : name), log_path_(env.log_dir / (role_ + ".log")) {
     fs::create_directories(env.log_dir);
     int log_fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (log_fd < 0) throw InfraError("cannot open worker log " + log_path_.string());

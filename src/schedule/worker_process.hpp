@@ -27,7 +27,9 @@ struct WorkerEnvironment {
 // socket on fd 3 and its output in a log file.
 class WorkerProcess {
   public:
-    WorkerProcess(const WorkerEnvironment& env, const std::string& role);
+    // name: for the log file and messages (default: the role).
+    WorkerProcess(const WorkerEnvironment& env, const std::string& role,
+                  const std::string& name = "");
     ~WorkerProcess();
     WorkerProcess(const WorkerProcess&) = delete;
     WorkerProcess& operator=(const WorkerProcess&) = delete;

@@ -96,7 +96,17 @@ json reap(const json& request) {
 
 int zygote_main(int fd, const std::string& device_kind) {
     (void)device_kind;
-    sandbox::send_message(fd, {{"role", "zygote"}, {"pid", ::getpid()}});
+    py::module_ torch = py::module_::import("torch");
+    py::object cuda = torch.attr("version").attr("cuda");
+    // The toolchain that builds candidates: part of every build key.
+    sandbox::send_message(
+        fd,
+        {{"role", "zygote"},
+         {"pid", ::getpid()},
+         {"torch", py::str(torch.attr("__version__")).cast<std::string>()},
+         {"cuda", cuda.is_none() ? "" : cuda.cast<std::string>()},
+         {"python",
+          py::str(py::module_::import("sys").attr("version")).cast<std::string>().substr(0, 16)}});
     while (auto message = sandbox::recv_message(fd)) {
         const json& request = message->body;
         std::string op = request.value("op", std::string());

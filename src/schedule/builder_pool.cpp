@@ -1,0 +1,174 @@
+#include "schedule/builder_pool.hpp"
+
+#include <algorithm>
+#include <thread>
+
+#include "core/error.hpp"
+#include "schedule/sandbox_process.hpp"
+#include "schedule/text.hpp"
+
+namespace kbench::schedule {
+
+using sandbox::Channel;
+using sandbox::Clock;
+
+BuilderPool::BuilderPool(BuilderOptions options)
+    : options_(std::move(options)), cache_(options_.cache_dir) {
+    fs::create_directories(options_.scratch_dir);
+    WorkerEnvironment env = options_.env;
+    env.device_kind = "cpu";
+    zygote_ = std::make_unique<WorkerProcess>(env, "zygote", "builder-zygote");
+    const json& hello = zygote_->hello(120);
+    fingerprint_ = "kbench 1\n" + hello.value("torch", std::string()) + "\n" +
+                   hello.value("cuda", std::string()) + "\n" + hello.value("python", std::string());
+}
+
+BuilderPool::~BuilderPool() = default;
+
+void BuilderPool::note(const std::string& line) const {
+    if (options_.log) options_.log(line);
+}
+
+void BuilderPool::detail(const std::string& line) const {
+    if (options_.verbose) note(line);
+}
+
+void BuilderPool::set_cuda_architectures(const std::vector<std::string>& capabilities) {
+    std::vector<std::string> sorted = capabilities;
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    std::string list;
+    for (const auto& c : sorted)
+        if (!c.empty()) list += (list.empty() ? "" : ";") + c;
+    std::lock_guard<std::mutex> guard(mutex_);
+    architectures_ = list;
+}
+
+int BuilderPool::width() const {
+    if (options_.builders > 0) return options_.builders;
+    return int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+std::string BuilderPool::key(const CandidateSpec& candidate) const {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return build::BuildCache::key(candidate.code, candidate.backend, options_.precision,
+                                  fingerprint_ + "\n" + architectures_);
+}
+
+json BuilderPool::sandbox_env(const std::string& key) const {
+    json env = {{"TORCH_EXTENSIONS_DIR", cache_.torch_extensions_dir(key).string()},
+                {"TRITON_CACHE_DIR", cache_.triton_dir(key).string()}};
+    std::lock_guard<std::mutex> guard(mutex_);
+    // Builder and sandbox must agree on the targets, or the sandbox would build again.
+    if (!architectures_.empty()) env["TORCH_CUDA_ARCH_LIST"] = architectures_;
+    return env;
+}
+
+void BuilderPool::prebuild(const std::vector<CandidateSpec>& candidates) {
+    std::vector<const CandidateSpec*> todo;
+    std::vector<std::string> keys;
+    for (const auto& c : candidates) {
+        std::string k = key(c);
+        if (cache_.lookup(k) || std::find(keys.begin(), keys.end(), k) != keys.end()) continue;
+        keys.push_back(k);
+        todo.push_back(&c);
+    }
+    if (todo.empty()) return;
+    note("building " + std::to_string(todo.size()) + " candidate(s), " +
+         std::to_string(std::min<std::size_t>(todo.size(), std::size_t(width()))) + " at a time");
+    std::size_t next = 0;
+    std::mutex next_mutex;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < std::min<int>(width(), int(todo.size())); ++t)
+        threads.emplace_back([&] {
+            for (;;) {
+                const CandidateSpec* c;
+                {
+                    std::lock_guard<std::mutex> guard(next_mutex);
+                    if (next >= todo.size()) return;
+                    c = todo[next++];
+                }
+                try {
+                    double spent = 0;
+                    build(*c, spent);
+                } catch (const std::exception& e) {
+                    note(std::string("a build failed in the harness: ") + e.what());
+                }
+            }
+        });
+    for (auto& t : threads) t.join();
+}
+
+build::BuildRecord BuilderPool::build(const CandidateSpec& candidate, double& spent_s) {
+    std::string k = key(candidate);
+    spent_s = 0;
+    if (auto cached = cache_.lookup(k)) {
+        std::lock_guard<std::mutex> guard(mutex_);
+        if (auto it = seconds_.find(k); it != seconds_.end()) spent_s = it->second;
+        return *cached;
+    }
+    auto lock = cache_.lock(k);
+    if (auto cached = cache_.lookup(k)) return *cached;  // built meanwhile by someone else
+    build::BuildRecord record = run_builder(candidate, k);
+    // Timeouts are not kept: a loaded machine may build it next time.
+    if (record.status != "timeout") cache_.store(k, record);
+    {
+        std::lock_guard<std::mutex> guard(mutex_);
+        seconds_[k] = record.seconds;
+    }
+    spent_s = record.seconds;
+    detail("  built " + candidate.path.filename().string() + ": " + record.status + " in " +
+           seconds_text(record.seconds));
+    return record;
+}
+
+build::BuildRecord BuilderPool::run_builder(const CandidateSpec& candidate, const std::string& k) {
+    auto start = Clock::now();
+    detail("  building " + candidate.path.filename().string());
+    fs::path scratch = options_.scratch_dir / ("build-" + k.substr(0, 16));
+    fs::create_directories(scratch);
+    fs::path file = scratch / candidate.path.filename();
+    write_file_atomic(file, candidate.code);
+    json env = sandbox_env(k);
+    env["CUDA_VISIBLE_DEVICES"] = "";  // builds see no GPU
+    env["TMPDIR"] = scratch.string();
+    // The cores are shared among the builders that run at once.
+    env["MAX_JOBS"] =
+        std::to_string(std::max(1u, std::thread::hardware_concurrency() / unsigned(width())));
+    fs::create_directories(cache_.torch_extensions_dir(k));
+
+    double limit = options_.limit_s;
+    SandboxProcess process(*zygote_, {"builder", "cpu", scratch, env});
+    auto deadline = start + std::chrono::milliseconds(long(limit * 1000));
+    auto reply = process.hello(limit);
+    if (reply.event == Channel::Event::message)
+        reply = process.call({{"op", "build"}, {"candidate_file", file.string()}},
+                             seconds_left(deadline));
+    build::BuildRecord record;
+    if (reply.event == Channel::Event::timed_out) {
+        process.kill();
+        record = {"timeout",
+                  "the build did not finish within " + std::to_string(int(limit)) + " s\n" +
+                      capped(process.output(), 16000),
+                  seconds_since(start)};
+    } else if (reply.event == Channel::Event::closed) {
+        auto status = process.kill();
+        record = {
+            "import_error",
+            "the builder died (" + status.describe() + ")\n" + capped(process.output(), 16000),
+            seconds_since(start)};
+    } else {
+        process.finish();
+        std::string status = reply.body.value("ok", false)
+                                 ? "ok"
+                                 : reply.body.value("status", std::string("import_error"));
+        std::string log = reply.body.value("error", std::string());
+        if (log.empty()) log = process.output();
+        record = {status, capped(log, 64000), seconds_since(start)};
+    }
+    std::error_code ignored;
+    fs::remove_all(scratch, ignored);
+    return record;
+}
+
+}  // namespace kbench::schedule

@@ -1,0 +1,72 @@
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "build/build_cache.hpp"
+#include "core/config.hpp"
+#include "schedule/worker_process.hpp"
+
+namespace kbench::schedule {
+
+// A candidate program to build and run.
+struct CandidateSpec {
+    fs::path path;  // for messages and the file name the sandbox imports
+    std::string code;
+    Backend backend = Backend::cuda;
+    std::optional<int> sample_id;
+};
+
+struct BuilderOptions {
+    WorkerEnvironment env;  // the Python and worker module; builders never see a GPU
+    fs::path cache_dir;     // the build cache's root
+    fs::path scratch_dir;   // builders' private folders
+    Precision precision = Precision::fp32;
+    double limit_s = 600;
+    int builders = 0;  // concurrent builds; 0: one a core
+    std::function<void(const std::string&)> log;
+    bool verbose = false;
+};
+
+// Compiles candidates' extensions ahead of time, several at once, into the content-addressed
+// build cache: each builder imports a candidate with the GPU hidden, in a process forked from a
+// zygote of its own. Safe to use from several threads; concurrent builds of one source (here or
+// in another kbench) build it once.
+class BuilderPool {
+  public:
+    explicit BuilderPool(BuilderOptions options);
+    ~BuilderPool();
+
+    // The GPU architectures to build for (capabilities like "9.0"); set before the first build.
+    void set_cuda_architectures(const std::vector<std::string>& capabilities);
+
+    std::string key(const CandidateSpec& candidate) const;
+    // Variables a sandbox needs to find the candidate's artefacts in the cache.
+    json sandbox_env(const std::string& key) const;
+
+    // The cached record, or a build now; spent_s: time this process spent building it.
+    build::BuildRecord build(const CandidateSpec& candidate, double& spent_s);
+    // Builds all that are not cached, several at once; returns when all are done.
+    void prebuild(const std::vector<CandidateSpec>& candidates);
+
+    int width() const;
+
+  private:
+    build::BuildRecord run_builder(const CandidateSpec& candidate, const std::string& key);
+    void note(const std::string& line) const;
+    void detail(const std::string& line) const;
+
+    BuilderOptions options_;
+    build::BuildCache cache_;
+    std::unique_ptr<WorkerProcess> zygote_;
+    std::string fingerprint_;
+    std::string architectures_;
+    std::map<std::string, double> seconds_;  // build time spent here, per key
+    mutable std::mutex mutex_;
+};
+
+}  // namespace kbench::schedule

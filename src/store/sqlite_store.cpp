@@ -1,0 +1,126 @@
+#include <sqlite3.h>
+
+#include <mutex>
+
+#include "core/error.hpp"
+#include "store/verdict_store.hpp"
+
+namespace kbench::store {
+namespace {
+
+class Statement {
+  public:
+    Statement(sqlite3* db, const char* sql) : db_(db) {
+        if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK)
+            throw InfraError(std::string("SQLite: ") + sqlite3_errmsg(db));
+    }
+    ~Statement() { sqlite3_finalize(stmt_); }
+    Statement(const Statement&) = delete;
+    Statement& operator=(const Statement&) = delete;
+
+    Statement& bind(int index, const std::string& text) {
+        sqlite3_bind_text(stmt_, index, text.c_str(), int(text.size()), SQLITE_TRANSIENT);
+        return *this;
+    }
+    Statement& bind(int index, int value) {
+        sqlite3_bind_int(stmt_, index, value);
+        return *this;
+    }
+    bool step() {
+        int rc = sqlite3_step(stmt_);
+        if (rc == SQLITE_ROW) return true;
+        if (rc == SQLITE_DONE) return false;
+        throw InfraError(std::string("SQLite: ") + sqlite3_errmsg(db_));
+    }
+    std::string text(int column) const {
+        auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
+        return p ? std::string(p, std::size_t(sqlite3_column_bytes(stmt_, column))) : std::string();
+    }
+    int integer(int column) const { return sqlite3_column_int(stmt_, column); }
+
+  private:
+    sqlite3* db_;
+    sqlite3_stmt* stmt_ = nullptr;
+};
+
+class SqliteStore final : public VerdictStore {
+  public:
+    explicit SqliteStore(const fs::path& path) {
+        if (path.has_parent_path()) fs::create_directories(path.parent_path());
+        if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                            nullptr) != SQLITE_OK) {
+            std::string error = db_ ? sqlite3_errmsg(db_) : "out of memory";
+            sqlite3_close(db_);
+            throw UsageError("cannot open the verdict database " + path.string() + ": " + error,
+                             "check that its folder is writable, or pass --db elsewhere");
+        }
+        sqlite3_busy_timeout(db_, 30000);
+        exec("PRAGMA journal_mode=WAL");
+        exec("PRAGMA synchronous=NORMAL");
+        exec(
+            "CREATE TABLE IF NOT EXISTS verdicts ("
+            " key TEXT PRIMARY KEY,"
+            " level INTEGER NOT NULL, problem_id INTEGER NOT NULL, sample_id INTEGER NOT NULL,"
+            " status TEXT NOT NULL, verdict TEXT NOT NULL,"
+            " stored_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))");
+    }
+    ~SqliteStore() override { sqlite3_close(db_); }
+
+    std::optional<StoredVerdict> find(const std::string& key) override {
+        std::lock_guard<std::mutex> guard(mutex_);
+        Statement s(db_,
+                    "SELECT key, level, problem_id, sample_id, status, verdict FROM verdicts WHERE "
+                    "key = ?");
+        s.bind(1, key);
+        if (!s.step()) return std::nullopt;
+        return row(s);
+    }
+
+    void put(const StoredVerdict& v) override {
+        std::lock_guard<std::mutex> guard(mutex_);
+        Statement s(db_,
+                    "INSERT INTO verdicts (key, level, problem_id, sample_id, status, verdict)"
+                    " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET"
+                    " status = excluded.status, verdict = excluded.verdict,"
+                    " stored_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')");
+        s.bind(1, v.key).bind(2, v.level).bind(3, v.problem_id).bind(4, v.sample_id);
+        s.bind(5, v.status).bind(6, v.verdict.dump());
+        s.step();
+    }
+
+    std::vector<StoredVerdict> all() override {
+        std::lock_guard<std::mutex> guard(mutex_);
+        Statement s(db_,
+                    "SELECT key, level, problem_id, sample_id, status, verdict FROM verdicts"
+                    " ORDER BY level, problem_id, sample_id, key");
+        std::vector<StoredVerdict> out;
+        while (s.step()) out.push_back(row(s));
+        return out;
+    }
+
+  private:
+    void exec(const char* sql) {
+        char* error = nullptr;
+        if (sqlite3_exec(db_, sql, nullptr, nullptr, &error) != SQLITE_OK) {
+            std::string text = error ? error : "?";
+            sqlite3_free(error);
+            throw InfraError("SQLite: " + text);
+        }
+    }
+
+    static StoredVerdict row(const Statement& s) {
+        return {s.text(0),    s.integer(1), s.integer(2),
+                s.integer(3), s.text(4),    json::parse(s.text(5))};
+    }
+
+    sqlite3* db_ = nullptr;
+    std::mutex mutex_;
+};
+
+}  // namespace
+
+std::unique_ptr<VerdictStore> open_sqlite_store(const fs::path& path) {
+    return std::make_unique<SqliteStore>(path);
+}
+
+}  // namespace kbench::store

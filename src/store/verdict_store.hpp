@@ -1,0 +1,39 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/files.hpp"
+
+namespace kbench::store {
+
+using json = nlohmann::json;
+
+// One stored verdict, keyed by what decides it: problem code, candidate code and configuration.
+struct StoredVerdict {
+    std::string key;
+    int level = 0;
+    int problem_id = 0;
+    int sample_id = 0;
+    std::string status;
+    json verdict;
+};
+
+// Where verdicts live. Every put is durable when it returns, so a killed run loses nothing it
+// reported. One implementation a database.
+class VerdictStore {
+  public:
+    virtual ~VerdictStore() = default;
+    virtual std::optional<StoredVerdict> find(const std::string& key) = 0;
+    virtual void put(const StoredVerdict& verdict) = 0;  // insert, or replace the same key
+    virtual std::vector<StoredVerdict> all() = 0;        // by level, problem, sample
+};
+
+// SQLite in WAL mode: one file, safe for several threads of one process.
+std::unique_ptr<VerdictStore> open_sqlite_store(const fs::path& path);
+
+}  // namespace kbench::store
