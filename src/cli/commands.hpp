@@ -10,5 +10,7 @@ namespace kbench::cli {
 using Command = std::function<int()>;
 
 Command add_check_command(CLI::App& app);
+Command add_eval_command(CLI::App& app);
+Command add_dataset_command(CLI::App& app);
 
 }  // namespace kbench::cli

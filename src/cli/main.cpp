@@ -9,6 +9,8 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", "kbench 0.1.0");
     app.require_subcommand(1);
     auto check = kbench::cli::add_check_command(app);
+    auto eval = kbench::cli::add_eval_command(app);
+    auto dataset = kbench::cli::add_dataset_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -23,6 +25,8 @@ int main(int argc, char** argv) {
     }
     try {
         if (app.got_subcommand("check")) return check();
+        if (app.got_subcommand("eval")) return eval();
+        if (app.got_subcommand("dataset")) return dataset();
     } catch (const kbench::Error& e) {
         std::cerr << "kbench: error: " << e.what() << "\n";
         if (!e.hint().empty()) std::cerr << "  what to do: " << e.hint() << "\n";

@@ -10,8 +10,15 @@
 
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
 
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
 
 #include "core/error.hpp"
 #include "sandbox/bounded_output.hpp"
@@ -41,8 +48,56 @@ std::string ExitStatus::describe() const {
     return exited ? "exit code " + std::to_string(code) : describe_signal(signal);
 }
 
-pid_t spawn_process(const SpawnSpec& spec) {
-    if (spec.argv.empty()) throw InfraError("spawn_process: empty argv");
+namespace {
+
+// The parent-death signal fires when the thread that forked a child ends, not the process. So
+// every child is forked by one thread that lives as long as the process does.
+class Launcher {
+  public:
+    static Launcher& instance() {
+        static Launcher* launcher = new Launcher();  // never destroyed: it must outlive callers
+        return *launcher;
+    }
+
+    pid_t run(const std::function<pid_t()>& fork_and_exec) {
+        if (std::this_thread::get_id() == thread_id_) return fork_and_exec();
+        std::packaged_task<pid_t()> task(fork_and_exec);
+        auto result = task.get_future();
+        {
+            std::lock_guard<std::mutex> guard(mutex_);
+            tasks_.push_back(std::move(task));
+        }
+        wake_.notify_one();
+        return result.get();
+    }
+
+  private:
+    Launcher() {
+        std::thread thread([this] { loop(); });
+        thread_id_ = thread.get_id();
+        thread.detach();
+    }
+
+    void loop() {
+        for (;;) {
+            std::packaged_task<pid_t()> task;
+            {
+                std::unique_lock<std::mutex> lock(mutex_);
+                wake_.wait(lock, [this] { return !tasks_.empty(); });
+                task = std::move(tasks_.front());
+                tasks_.pop_front();
+            }
+            task();
+        }
+    }
+
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::deque<std::packaged_task<pid_t()>> tasks_;
+    std::thread::id thread_id_;
+};
+
+pid_t fork_and_exec(const SpawnSpec& spec) {
     auto [report_read, report_write] = make_pipe();
     std::vector<char*> argv;
     for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
@@ -85,7 +140,15 @@ pid_t spawn_process(const SpawnSpec& spec) {
     return pid;
 }
 
+}  // namespace
+
+pid_t spawn_process(const SpawnSpec& spec) {
+    if (spec.argv.empty()) throw InfraError("spawn_process: empty argv");
+    return Launcher::instance().run([&spec] { return fork_and_exec(spec); });
+}
+
 ExitStatus wait_process(pid_t pid) {
+    if (pid <= 0) throw std::invalid_argument("wait_process needs a process id");
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0) {
         if (errno != EINTR) return ExitStatus{true, -1, 0};
@@ -94,6 +157,7 @@ ExitStatus wait_process(pid_t pid) {
 }
 
 std::optional<ExitStatus> try_wait_process(pid_t pid) {
+    if (pid <= 0) throw std::invalid_argument("try_wait_process needs a process id");
     int status = 0;
     pid_t r = ::waitpid(pid, &status, WNOHANG);
     if (r == 0) return std::nullopt;

@@ -18,7 +18,11 @@ BuilderPool::BuilderPool(BuilderOptions options)
     WorkerEnvironment env = options_.env;
     env.device_kind = "cpu";
     zygote_ = std::make_unique<WorkerProcess>(env, "zygote", "builder-zygote");
+}
+
+void BuilderPool::wait_ready() {
     const json& hello = zygote_->hello(120);
+    std::lock_guard<std::mutex> guard(mutex_);
     fingerprint_ = "kbench 1\n" + hello.value("torch", std::string()) + "\n" +
                    hello.value("cuda", std::string()) + "\n" + hello.value("python", std::string());
 }

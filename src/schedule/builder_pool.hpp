@@ -38,8 +38,12 @@ struct BuilderOptions {
 // in another kbench) build it once.
 class BuilderPool {
   public:
+    // Starts the pool's zygote without waiting for it.
     explicit BuilderPool(BuilderOptions options);
     ~BuilderPool();
+
+    // Waits for the zygote and reads the toolchain; call once, before anything else.
+    void wait_ready();
 
     // The GPU architectures to build for (capabilities like "9.0"); set before the first build.
     void set_cuda_architectures(const std::vector<std::string>& capabilities);

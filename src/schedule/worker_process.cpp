@@ -42,9 +42,9 @@ WorkerProcess::WorkerProcess(const WorkerEnvironment& env, const std::string& ro
 }
 
 WorkerProcess::~WorkerProcess() {
-    if (pid_ <= 0) return;
+    if (!alive()) return;  // gone, and already reaped
     try {
-        if (alive()) channel_->send({{"op", "exit"}});
+        channel_->send({{"op", "exit"}});
     } catch (...) {
     }
     // A short grace period, then the process group goes.

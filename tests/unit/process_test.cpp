@@ -4,6 +4,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <thread>
+
 #include "core/error.hpp"
 #include "sandbox/channel.hpp"
 
@@ -76,6 +78,31 @@ TEST(Channel, GarbageFromThePeerIsAClosedChannel) {
     EXPECT_EQ(reply.event, Channel::Event::closed);
     EXPECT_NE(channel.protocol_error().find("JSON"), std::string::npos);
     ::close(theirs);
+}
+
+}  // namespace kbench::sandbox
+
+namespace kbench::sandbox {
+
+TEST(Process, WaitingNeedsARealProcessId) {
+    // waitpid(-1) would wait for any child at all; the helpers refuse it.
+    EXPECT_THROW(wait_process(-1), std::invalid_argument);
+    EXPECT_THROW(try_wait_process(0), std::invalid_argument);
+}
+
+}  // namespace kbench::sandbox
+
+namespace kbench::sandbox {
+
+TEST(Process, ChildrenOutliveTheThreadThatStartedThem) {
+    // The parent-death signal belongs to the forking thread; a child started from a short-lived
+    // thread must not die when that thread ends.
+    pid_t child = -1;
+    std::thread([&] { child = spawn_process({{"sleep", "5"}}); }).join();
+    ::usleep(300000);
+    EXPECT_FALSE(try_wait_process(child).has_value()) << "the child died with its thread";
+    kill_process_tree(child);
+    wait_process(child);
 }
 
 }  // namespace kbench::sandbox

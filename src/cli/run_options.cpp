@@ -1,0 +1,97 @@
+#include "cli/run_options.hpp"
+
+#include <chrono>
+#include <iomanip>
+#include <iostream>
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+
+namespace kbench::cli {
+
+void add_run_options(CLI::App* cmd, RunOptions& o) {
+    cmd->add_option("--precision", o.precision, "fp32, fp16 or bf16")->capture_default_str();
+    cmd->add_option("--trials", o.trials, "Correctness trials, each on fresh inputs")
+        ->capture_default_str();
+    cmd->add_option("--seed", o.seed, "Base seed")->capture_default_str();
+    cmd->add_option("--mode", o.mode, "strict (every check) or kernelbench (the reference harness)")
+        ->capture_default_str();
+    cmd->add_option("--backend", o.backend, "cuda, triton or cpu; default: from the source")
+        ->capture_default_str();
+    cmd->add_option("--tol", o.tolerance, "atol = rtol (default: fp32 1e-4, fp16/bf16 1e-2)");
+    cmd->add_flag("--quiet,-q", o.quiet, "No progress lines on stderr");
+    cmd->add_flag("--verbose,-v", o.verbose, "A progress line per phase");
+    cmd->add_flag("--no-timing", o.no_timing, "Check correctness only");
+    cmd->add_option("--python", o.python, "Python with torch (default: $KBENCH_PYTHON, python3)");
+    cmd->add_option("--cache-dir", o.cache_dir, "Build cache (default: ~/.cache/kbench/builds)");
+    cmd->add_option("--builders", o.builders, "Concurrent builds (default: one a core)");
+    cmd->add_option("--timeout-build", o.limits.build_s, "Seconds")->capture_default_str();
+    cmd->add_option("--timeout-load", o.limits.load_s, "Seconds")->capture_default_str();
+    cmd->add_option("--timeout-correctness", o.limits.correctness_s, "Seconds")
+        ->capture_default_str();
+    cmd->add_option("--timeout-timing", o.limits.timing_s, "Seconds")->capture_default_str();
+    cmd->add_option("--min-samples", o.timing.min_samples, "Timing samples at least")
+        ->capture_default_str();
+    cmd->add_option("--max-samples", o.timing.max_samples, "Timing samples at most")
+        ->capture_default_str();
+    cmd->add_option("--max-seconds", o.timing.max_seconds, "Seconds of sampling at most")
+        ->capture_default_str();
+    cmd->add_option("--target-ci", o.timing.target_rel_halfwidth,
+                    "Stop when the median's 95% half-width is under this fraction")
+        ->capture_default_str();
+}
+
+CheckConfig make_config(const RunOptions& o, const std::string& device_label) {
+    if (o.trials < 1) throw UsageError("--trials must be at least 1");
+    CheckConfig config;
+    config.mode = parse_mode(o.mode);
+    config.precision = parse_precision(o.precision);
+    config.trials = o.trials;
+    config.seed = o.seed;
+    config.device = device_label;
+    config.tolerance = o.tolerance;
+    config.limits = o.limits;
+    config.timing = o.timing;
+    config.timing.protocol = config.mode;
+    config.measure = !o.no_timing;
+    return config;
+}
+
+std::function<void(const std::string&)> make_logger(const RunOptions& o) {
+    if (o.quiet) return {};
+    auto start = std::chrono::steady_clock::now();
+    return [start](const std::string& line) {
+        double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        std::cerr << "kbench [" << std::fixed << std::setprecision(1) << t << " s] " << line
+                  << std::endl;
+    };
+}
+
+schedule::BuilderOptions make_builder_options(const RunOptions& o,
+                                              const schedule::WorkerEnvironment& env,
+                                              const fs::path& scratch,
+                                              std::function<void(const std::string&)> log) {
+    schedule::BuilderOptions b;
+    b.env = env;
+    // Absolute: workers run in private folders of their own.
+    b.cache_dir = fs::absolute(o.cache_dir ? fs::path(*o.cache_dir) : cache_root() / "builds");
+    b.scratch_dir = fs::absolute(scratch);
+    b.precision = parse_precision(o.precision);
+    b.limit_s = o.limits.build_s;
+    b.builders = o.builders;
+    b.log = std::move(log);
+    b.verbose = o.verbose && !o.quiet;
+    return b;
+}
+
+Backend detect_backend(const std::string& option, const std::string& code,
+                       const std::string& device_kind) {
+    if (option != "auto") return parse_backend(option);
+    if (device_kind == "cpu") return Backend::cpu;
+    if (code.find("import triton") != std::string::npos ||
+        code.find("from triton") != std::string::npos)
+        return Backend::triton;
+    return Backend::cuda;
+}
+
+}  // namespace kbench::cli

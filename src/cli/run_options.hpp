@@ -1,0 +1,51 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "core/config.hpp"
+#include "schedule/builder_pool.hpp"
+
+namespace kbench::cli {
+
+// Options every command that evaluates candidates takes.
+struct RunOptions {
+    std::string precision = "fp32";
+    std::string mode = "strict";
+    std::string backend = "auto";
+    int trials = 5;
+    std::uint64_t seed = 42;
+    bool quiet = false;
+    bool verbose = false;
+    bool no_timing = false;
+    std::optional<double> tolerance;
+    std::optional<std::string> python;
+    std::optional<std::string> cache_dir;
+    int builders = 0;
+    PhaseLimits limits;
+    TimingConfig timing;
+};
+
+void add_run_options(CLI::App* command, RunOptions& options);
+
+// The configuration these options describe, on the given device label ("cpu", "cuda:0").
+CheckConfig make_config(const RunOptions& options, const std::string& device_label);
+
+// Progress lines on stderr with the time since start, or nothing with --quiet.
+std::function<void(const std::string&)> make_logger(const RunOptions& options);
+
+// The build pool's settings for these options; cache and scratch paths made absolute.
+schedule::BuilderOptions make_builder_options(const RunOptions& options,
+                                              const schedule::WorkerEnvironment& env,
+                                              const fs::path& scratch,
+                                              std::function<void(const std::string&)> log);
+
+// The backend of a candidate: the option if given, else cpu on a CPU, triton if the source
+// imports it, cuda otherwise.
+Backend detect_backend(const std::string& option, const std::string& code,
+                       const std::string& device_kind);
+
+}  // namespace kbench::cli

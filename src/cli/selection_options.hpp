@@ -1,0 +1,27 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "dataset/problem.hpp"
+#include "dataset/selection.hpp"
+
+namespace kbench::cli {
+
+// --dataset, --level, --problems and --names, shared by the commands that read problem sets.
+struct SelectionOptions {
+    std::string dataset = "builtin";
+    std::vector<int> levels;
+    std::string problems;
+    std::vector<std::string> names;
+};
+
+void add_selection_options(CLI::App* command, SelectionOptions& options);
+
+// The selected problems; throws UsageError when none is left.
+std::vector<dataset::Problem> selected_problems(const SelectionOptions& options,
+                                                const std::string& python);
+
+}  // namespace kbench::cli

@@ -1,0 +1,154 @@
+#include "schedule/eval_engine.hpp"
+
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "core/error.hpp"
+#include "schedule/evaluator.hpp"
+
+namespace kbench::schedule {
+namespace {
+
+ProblemSpec problem_spec(const dataset::Problem& p) {
+    return {p.name, p.code, p.level, p.id};
+}
+
+CandidateSpec candidate_spec(const EvalItem& item) {
+    const auto& c = item.candidate;
+    // The file name a sandbox imports: KernelBench's run layout, whatever the source was.
+    std::string file = "level_" + std::to_string(c.level) + "_problem_" +
+                       std::to_string(c.problem_id) + "_sample_" + std::to_string(c.sample_id) +
+                       "_kernel.py";
+    CandidateSpec spec{fs::path(c.source).parent_path() / file, c.code, item.backend, c.sample_id};
+    if (fs::path(c.source).extension() == ".py") spec.path = c.source;
+    return spec;
+}
+
+// Items in order, handed out so that a device stays on its current problem while it has items.
+class WorkQueue {
+  public:
+    explicit WorkQueue(const std::vector<EvalItem>& items) {
+        for (std::size_t i = 0; i < items.size(); ++i) pending_.push_back(i);
+    }
+
+    std::optional<std::size_t> next(const std::string& current_problem,
+                                    const std::vector<EvalItem>& items) {
+        std::lock_guard<std::mutex> guard(mutex_);
+        if (pending_.empty()) return std::nullopt;
+        for (auto it = pending_.begin(); it != pending_.end(); ++it)
+            if (items[*it].problem.sha256 == current_problem) {
+                std::size_t index = *it;
+                pending_.erase(it);
+                return index;
+            }
+        std::size_t index = pending_.front();
+        pending_.pop_front();
+        return index;
+    }
+
+    void give_back(std::size_t index) {
+        std::lock_guard<std::mutex> guard(mutex_);
+        pending_.push_front(index);
+    }
+
+  private:
+    std::deque<std::size_t> pending_;
+    std::mutex mutex_;
+};
+
+}  // namespace
+
+EvalEngine::EvalEngine(EngineOptions options) : options_(std::move(options)) {}
+
+void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink) {
+    if (items.empty()) return;
+    const bool cpu = options_.env.device_kind == "cpu";
+    std::vector<std::string> devices = cpu ? std::vector<std::string>{"cpu"} : options_.gpus;
+    if (devices.empty()) throw UsageError("no GPU to run on", "pass --gpus, or --device cpu");
+
+    // The builder pool and one evaluator a device start together: each imports torch.
+    BuilderPool builds(options_.builds);
+    std::vector<std::unique_ptr<Evaluator>> evaluators(devices.size());
+    std::vector<std::string> failures(devices.size());
+    std::vector<std::thread> starts;
+    for (std::size_t d = 0; d < devices.size(); ++d)
+        starts.emplace_back([&, d] {
+            EvaluatorOptions e;
+            e.config = options_.config;
+            e.env = options_.env;
+            e.env.visible_gpu = devices[d];
+            e.env.log_dir = options_.env.log_dir / ("device-" + devices[d]);
+            e.scratch_dir = options_.scratch_dir / ("device-" + devices[d]);
+            e.log = options_.log;
+            e.verbose = options_.verbose;
+            try {
+                evaluators[d] = std::make_unique<Evaluator>(e, builds);
+            } catch (const std::exception& error) {
+                failures[d] = error.what();
+            }
+        });
+    for (auto& t : starts) t.join();
+    builds.wait_ready();
+
+    std::vector<std::string> capabilities;
+    std::size_t working = 0;
+    for (std::size_t d = 0; d < devices.size(); ++d) {
+        if (!evaluators[d]) {
+            if (options_.log)
+                options_.log("device " + devices[d] + " is not usable: " + failures[d]);
+            continue;
+        }
+        ++working;
+        capabilities.push_back(evaluators[d]->device_info().value("capability", std::string()));
+    }
+    if (working == 0) throw InfraError("no device could start a judge: " + failures.front());
+    builds.set_cuda_architectures(capabilities);
+
+    std::vector<CandidateSpec> specs;
+    for (const auto& item : items) specs.push_back(candidate_spec(item));
+    // On a CPU, builds would disturb timings: finish them first. On GPUs, build while evaluating.
+    std::thread prebuild;
+    if (cpu)
+        builds.prebuild(specs);
+    else
+        prebuild = std::thread([&] { builds.prebuild(specs); });
+
+    WorkQueue queue(items);
+    std::mutex sink_mutex;
+    std::vector<std::thread> workers;
+    for (std::size_t d = 0; d < devices.size(); ++d) {
+        if (!evaluators[d]) continue;
+        workers.emplace_back([&, d] {
+            std::string current;
+            while (auto index = queue.next(current, items)) {
+                const EvalItem& item = items[*index];
+                current = item.problem.sha256;
+                Verdict verdict;
+                try {
+                    verdict = evaluators[d]->evaluate(problem_spec(item.problem), specs[*index]);
+                } catch (const InfraError& e) {
+                    // This device is lost; another may finish its work.
+                    queue.give_back(*index);
+                    if (options_.log) options_.log("device " + devices[d] + " stops: " + e.what());
+                    failures[d] = e.what();
+                    evaluators[d].reset();
+                    return;
+                }
+                std::lock_guard<std::mutex> guard(sink_mutex);
+                sink(item, verdict, devices[d]);
+            }
+        });
+    }
+    for (auto& t : workers) t.join();
+    if (prebuild.joinable()) prebuild.join();
+    bool all_lost = true;
+    for (const auto& e : evaluators) all_lost = all_lost && !e;
+    if (all_lost)
+        throw InfraError("every device stopped before the run finished: " + failures.front(),
+                         "check the devices (nvidia-smi) and run the same command again: "
+                         "finished verdicts are kept");
+}
+
+}  // namespace kbench::schedule

@@ -1,0 +1,50 @@
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/verdict.hpp"
+#include "dataset/problem.hpp"
+#include "schedule/builder_pool.hpp"
+#include "schedule/worker_process.hpp"
+
+namespace kbench::schedule {
+
+// One evaluation to do: a candidate for a problem, under the run's configuration.
+struct EvalItem {
+    dataset::Problem problem;
+    dataset::Candidate candidate;
+    Backend backend = Backend::cuda;
+    std::string key;  // what the verdict is stored under
+};
+
+struct EngineOptions {
+    CheckConfig config;
+    WorkerEnvironment env;          // python, worker module, logs; device_kind "cpu" or "cuda"
+    std::vector<std::string> gpus;  // physical GPU ids, a judge each; ignored on the CPU
+    BuilderOptions builds;
+    fs::path scratch_dir;
+    std::function<void(const std::string&)> log;
+    bool verbose = false;
+};
+
+// Evaluates many candidates on every device given: a judge and a zygote per device, a shared
+// builder pool compiling ahead, candidates of one problem kept on one device where possible so
+// that its judge reuses the reference outputs.
+class EvalEngine {
+  public:
+    explicit EvalEngine(EngineOptions options);
+
+    using VerdictSink =
+        std::function<void(const EvalItem&, const Verdict&, const std::string& device)>;
+    // Calls sink once per item as verdicts come (one call at a time). Throws InfraError when no
+    // device is left working.
+    void run(const std::vector<EvalItem>& items, const VerdictSink& sink);
+
+  private:
+    EngineOptions options_;
+};
+
+}  // namespace kbench::schedule

@@ -1,0 +1,63 @@
+#include "score/fast_p.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace kbench::score {
+
+Score score_verdicts(const std::vector<Verdict>& verdicts, const std::vector<double>& thresholds) {
+    Score score;
+    // Per problem: whether any candidate is correct, and the best speedup among correct ones.
+    struct Best {
+        bool correct = false;
+        double speedup = -1;
+    };
+    std::map<std::string, Best> best;
+    for (const auto& v : verdicts) {
+        ++score.candidates;
+        ++score.by_status[std::string(to_string(v.status))];
+        Best& b = best[v.problem.sha256 + "/" + v.problem.name];
+        if (v.status != Status::correct) continue;
+        b.correct = true;
+        if (v.speedup) b.speedup = std::max(b.speedup, *v.speedup);
+    }
+    score.problems = best.size();
+    double log_sum = 0;
+    for (const auto& [key, b] : best)
+        if (b.correct && b.speedup > 0) {
+            log_sum += std::log(b.speedup);
+            ++score.timed_problems;
+        }
+    if (score.timed_problems > 0)
+        score.geomean_speedup = std::exp(log_sum / double(score.timed_problems));
+    for (double p : thresholds) {
+        std::size_t hits = 0;
+        for (const auto& [key, b] : best)
+            if (b.correct && (p <= 0 || b.speedup >= p)) ++hits;
+        score.fast_p[p] = score.problems ? double(hits) / double(score.problems) : 0;
+    }
+    return score;
+}
+
+std::string format_score(const Score& s) {
+    std::string out;
+    char line[160];
+    std::snprintf(line, sizeof(line), "%zu problems, %zu candidates\n", s.problems, s.candidates);
+    out += line;
+    for (const auto& [p, share] : s.fast_p) {
+        std::snprintf(line, sizeof(line), "  fast_%-4g %6.1f%%\n", p, 100 * share);
+        out += line;
+    }
+    if (s.timed_problems > 0) {
+        std::snprintf(line, sizeof(line), "  geomean speedup %.3fx over %zu correct problems\n",
+                      s.geomean_speedup, s.timed_problems);
+        out += line;
+    }
+    out += "  verdicts:";
+    for (const auto& [status, count] : s.by_status)
+        out += " " + status + " " + std::to_string(count) + ",";
+    if (out.back() == ',') out.pop_back();
+    return out + "\n";
+}
+
+}  // namespace kbench::score

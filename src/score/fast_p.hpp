@@ -1,0 +1,27 @@
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/verdict.hpp"
+
+namespace kbench::score {
+
+// fast_p: the share of problems with a correct candidate at least p times faster than the
+// baseline (fast_0: correct at all). A problem counts its best candidate.
+struct Score {
+    std::size_t problems = 0;
+    std::size_t candidates = 0;
+    std::map<std::string, std::size_t> by_status;
+    std::map<double, double> fast_p;  // p -> share of problems
+    double geomean_speedup = 0;       // over problems with a correct, timed candidate; 0 if none
+    std::size_t timed_problems = 0;
+};
+
+Score score_verdicts(const std::vector<Verdict>& verdicts,
+                     const std::vector<double>& thresholds = {0.0, 1.0, 1.5, 2.0});
+
+std::string format_score(const Score& score);
+
+}  // namespace kbench::score
