@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what kbench needs to build, run and test: Debian packages, and PyTorch (with ninja,
-# which builds candidates' extensions) from PyPI when the Python lacks them.
+# which builds candidates' extensions, and pyarrow, which reads Parquet) from PyPI when the
+# Python lacks them.
 set -euo pipefail
 PYTHON=${KBENCH_PYTHON:-python3}
 TORCH_SPEC=${KBENCH_TORCH_SPEC:-torch==2.11.0}
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO=sudo
 
-packages="cmake g++ ninja-build pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev"
+packages="cmake g++ ninja-build pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libsqlite3-dev sqlite3"
 missing=""
 for p in $packages; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then
@@ -21,3 +22,5 @@ if ! "$PYTHON" -c "import torch" 2>/dev/null; then
   "$PYTHON" -m pip install --quiet "$TORCH_SPEC" numpy
 fi
 "$PYTHON" -c "import ninja" 2>/dev/null || "$PYTHON" -m pip install --quiet ninja
+# Parquet problem sets (the Hugging Face layout) are read through pyarrow.
+"$PYTHON" -c "import pyarrow" 2>/dev/null || "$PYTHON" -m pip install --quiet pyarrow

@@ -1,14 +1,8 @@
 #!/usr/bin/env bash
-# One command from a fresh machine: install dependencies, build, and run the main job, a check of
-# the example candidate on the best device present.
+# One command from a fresh machine: install dependencies, build, and run the main job: the
+# built-in suite's candidates evaluated on the best device present, and their score.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
-BUILD=${KBENCH_BUILD:-build}
-if "$BUILD/kbench" check --help >/dev/null && [ -e /proc/driver/nvidia/gpus ] && \
-   [ -n "$(ls -A /proc/driver/nvidia/gpus 2>/dev/null)" ]; then
-  exec "$BUILD/kbench" check examples/relu/reference.py examples/relu/cuda.py --device cuda
-else
-  exec "$BUILD/kbench" check examples/relu/reference.py examples/relu/cpu.py --device cpu
-fi
+exec "${KBENCH_BUILD:-build}/kbench" eval "$@"

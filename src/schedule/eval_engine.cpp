@@ -83,6 +83,7 @@ void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink
             e.scratch_dir = options_.scratch_dir / ("device-" + devices[d]);
             e.log = options_.log;
             e.verbose = options_.verbose;
+            e.reference_failures_are_verdicts = true;
             try {
                 evaluators[d] = std::make_unique<Evaluator>(e, builds);
             } catch (const std::exception& error) {

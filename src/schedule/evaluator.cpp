@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <regex>
 #include <thread>
 
 #include "core/error.hpp"
@@ -87,11 +88,36 @@ Verdict Evaluator::blank_verdict(const ProblemSpec& problem, const CandidateSpec
     return v;
 }
 
+namespace {
+
+// One line on why a reference cannot be loaded, naming the Hugging Face model when that is it.
+std::string reference_failure_reason(const std::string& code, const std::string& error) {
+    std::string last = last_line(error);
+    static const std::regex model_name(R"(model_name\s*=\s*["']([^"']+)["'])");
+    std::smatch m;
+    bool hub = error.find("huggingface") != std::string::npos ||
+               error.find("from_pretrained") != std::string::npos ||
+               error.find("transformers") != std::string::npos;
+    if (hub && std::regex_search(code, m, model_name))
+        return "the reference needs the Hugging Face model '" + m[1].str() +
+               "', which is not available offline (cache it, and install transformers): " + last;
+    return "the reference could not be loaded: " + last;
+}
+
+}  // namespace
+
 Verdict Evaluator::evaluate(const ProblemSpec& problem, const CandidateSpec& candidate) {
     std::string failure;
     for (int attempt = 0; attempt < 2; ++attempt) {
         try {
             return evaluate_once(problem, candidate);
+        } catch (const ReferenceError& e) {
+            if (!options_.reference_failures_are_verdicts) throw;
+            Verdict v = blank_verdict(problem, candidate);
+            v.status = Status::load_error;
+            v.reason = reference_failure_reason(problem.code, e.what());
+            v.log = capped(e.what(), 16000);
+            return v;
         } catch (const InfraError& e) {
             failure = e.what();
             note("harness failure (attempt " + std::to_string(attempt + 1) +
@@ -119,8 +145,8 @@ json Evaluator::judge_call(const json& request, double timeout_s) {
     if (reply.value("ok", false)) return reply;
     std::string error = reply.value("error", std::string("?"));
     if (reply.value("fault", std::string()) == "reference")
-        throw UsageError("the reference program failed: " + last_line(error) + "\n" + error,
-                         "check the reference file with the same Python and device");
+        throw ReferenceError("the reference program failed: " + last_line(error) + "\n" + error,
+                             "check the reference file with the same Python and device");
     throw InfraError("the judge failed on '" + request.value("op", std::string()) + "': " + error);
 }
 

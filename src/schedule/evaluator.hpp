@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/config.hpp"
+#include "core/error.hpp"
 #include "core/verdict.hpp"
 #include "schedule/builder_pool.hpp"
 #include "schedule/sandbox_process.hpp"
@@ -20,12 +21,19 @@ struct ProblemSpec {
     std::optional<int> id;
 };
 
+// The reference program itself failed (not the candidate): a usage problem for one check, a
+// load_error verdict in a batch run.
+class ReferenceError : public UsageError {
+    using UsageError::UsageError;
+};
+
 struct EvaluatorOptions {
     CheckConfig config;
-    WorkerEnvironment env;                        // the device this evaluator owns
-    fs::path scratch_dir;                         // sandboxes' private folders
-    std::function<void(const std::string&)> log;  // progress lines; may be empty
-    bool verbose = false;                         // a line per phase, too
+    WorkerEnvironment env;                         // the device this evaluator owns
+    fs::path scratch_dir;                          // sandboxes' private folders
+    std::function<void(const std::string&)> log;   // progress lines; may be empty
+    bool verbose = false;                          // a line per phase, too
+    bool reference_failures_are_verdicts = false;  // else ReferenceError propagates
 };
 
 // Evaluates candidates on one device: a judge and a zygote that live as long as this object,

@@ -23,6 +23,9 @@ WorkerProcess::WorkerProcess(const WorkerEnvironment& env, const std::string& ro
     if (const char* existing = std::getenv("PYTHONPATH"); existing && *existing)
         pythonpath += std::string(":") + existing;
     spec.env_set = {{"PYTHONPATH", pythonpath}, {"PYTHONUNBUFFERED", "1"}};
+    // No downloads at run time unless the user asks for them.
+    for (const char* offline : {"HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"})
+        if (!std::getenv(offline)) spec.env_set.emplace_back(offline, "1");
     if (env.device_kind == "cuda")
         spec.env_set.emplace_back("CUDA_VISIBLE_DEVICES", env.visible_gpu);
     spec.fds = {{3, theirs}};

@@ -69,7 +69,8 @@ class SqliteStore final : public VerdictStore {
     std::optional<StoredVerdict> find(const std::string& key) override {
         std::lock_guard<std::mutex> guard(mutex_);
         Statement s(db_,
-                    "SELECT key, level, problem_id, sample_id, status, verdict FROM verdicts WHERE "
+                    "SELECT key, level, problem_id, sample_id, status, verdict, stored_at FROM "
+                    "verdicts WHERE "
                     "key = ?");
         s.bind(1, key);
         if (!s.step()) return std::nullopt;
@@ -90,9 +91,10 @@ class SqliteStore final : public VerdictStore {
 
     std::vector<StoredVerdict> all() override {
         std::lock_guard<std::mutex> guard(mutex_);
-        Statement s(db_,
-                    "SELECT key, level, problem_id, sample_id, status, verdict FROM verdicts"
-                    " ORDER BY level, problem_id, sample_id, key");
+        Statement s(
+            db_,
+            "SELECT key, level, problem_id, sample_id, status, verdict, stored_at FROM verdicts"
+            " ORDER BY level, problem_id, sample_id, key");
         std::vector<StoredVerdict> out;
         while (s.step()) out.push_back(row(s));
         return out;
@@ -109,8 +111,8 @@ class SqliteStore final : public VerdictStore {
     }
 
     static StoredVerdict row(const Statement& s) {
-        return {s.text(0),    s.integer(1), s.integer(2),
-                s.integer(3), s.text(4),    json::parse(s.text(5))};
+        return {s.text(0), s.integer(1),           s.integer(2), s.integer(3),
+                s.text(4), json::parse(s.text(5)), s.text(6)};
     }
 
     sqlite3* db_ = nullptr;

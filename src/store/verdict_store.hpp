@@ -21,6 +21,7 @@ struct StoredVerdict {
     int sample_id = 0;
     std::string status;
     json verdict;
+    std::string stored_at;  // when it was written (UTC, ISO 8601); set by the store
 };
 
 // Where verdicts live. Every put is durable when it returns, so a killed run loses nothing it

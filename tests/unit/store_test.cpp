@@ -1,0 +1,64 @@
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "store/verdict_store.hpp"
+
+namespace kbench::store {
+
+TEST(SqliteStore, PutFindReplaceAndListInOrder) {
+    fs::path dir = make_temp_dir("kbench-test-store-");
+    {
+        auto store = open_sqlite_store(dir / "runs" / "kbench.db");
+        EXPECT_FALSE(store->find("k1"));
+        store->put({"k2", 1, 19, 1, "incorrect", {{"status", "incorrect"}}});
+        store->put({"k1", 1, 19, 0, "correct", {{"status", "correct"}, {"speedup", 1.5}}});
+        store->put({"k3", 1, 2, 0, "crash", {{"status", "crash"}}});
+        auto found = store->find("k1");
+        ASSERT_TRUE(found);
+        EXPECT_EQ(found->status, "correct");
+        EXPECT_EQ(found->verdict["speedup"], 1.5);
+        EXPECT_FALSE(found->stored_at.empty());
+        store->put({"k2", 1, 19, 1, "correct", {{"status", "correct"}}});  // same key: replaced
+        auto all = store->all();
+        ASSERT_EQ(all.size(), 3u);
+        EXPECT_EQ(all[0].key, "k3");  // level, problem, sample order
+        EXPECT_EQ(all[1].key, "k1");
+        EXPECT_EQ(all[2].status, "correct");
+    }
+    // Durable: a new connection sees everything.
+    auto again = open_sqlite_store(dir / "runs" / "kbench.db");
+    EXPECT_EQ(again->all().size(), 3u);
+    fs::remove_all(dir);
+}
+
+TEST(SqliteStore, SafeFromSeveralThreads) {
+    fs::path dir = make_temp_dir("kbench-test-store-");
+    auto store = open_sqlite_store(dir / "kbench.db");
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            for (int i = 0; i < 25; ++i)
+                store->put({std::to_string(t) + "-" + std::to_string(i), 1, t, i, "correct",
+                            json::object()});
+        });
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(store->all().size(), 100u);
+    fs::remove_all(dir);
+}
+
+TEST(SqliteStore, UnwritableFolderSaysWhatToDo) {
+    try {
+        open_sqlite_store("/proc/kbench-cannot-write/kbench.db");
+        FAIL() << "expected an error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("/proc/kbench-cannot-write"), std::string::npos);
+    } catch (const std::exception& e) {
+        // create_directories refuses first; still an error that names the path.
+        EXPECT_NE(std::string(e.what()).find("kbench-cannot-write"), std::string::npos);
+    }
+}
+
+}  // namespace kbench::store
