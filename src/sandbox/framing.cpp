@@ -117,6 +117,16 @@ std::optional<Message> recv_message(int fd) {
     return message;
 }
 
+void serve_requests(int fd, const json& hello,
+                    const std::function<json(const std::string& op, const json& request)>& handle) {
+    send_message(fd, hello);
+    while (auto message = recv_message(fd)) {
+        std::string op = message->body.value("op", std::string());
+        if (op == "exit") return;
+        send_message(fd, handle(op, message->body));
+    }
+}
+
 void FrameReader::feed(const char* data, std::size_t size) {
     buffer_.append(data, size);
 }

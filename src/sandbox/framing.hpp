@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,5 +47,10 @@ class FrameReader {
 };
 
 std::string encode_frame(const json& body);
+
+// A worker's life: send hello, then answer each request with handle(op, request) until the
+// request {"op": "exit"} or the end of the stream.
+void serve_requests(int fd, const json& hello,
+                    const std::function<json(const std::string& op, const json& request)>& handle);
 
 }  // namespace kbench::sandbox

@@ -48,22 +48,21 @@ void Evaluator::start_workers() {
     zygote_->hello(kStartSeconds);
 }
 
-WorkerProcess& Evaluator::judge() {
-    if (!judge_ || !judge_->alive()) {
-        note("the judge is gone; starting a new one");
-        judge_ = std::make_unique<WorkerProcess>(options_.env, "judge");
+WorkerProcess& Evaluator::running(std::unique_ptr<WorkerProcess>& worker, const std::string& role) {
+    if (!worker || !worker->alive()) {
+        note("the " + role + " is gone; starting a new one");
+        worker = std::make_unique<WorkerProcess>(options_.env, role);
     }
-    judge_->hello(kStartSeconds);
-    return *judge_;
+    worker->hello(kStartSeconds);
+    return *worker;
+}
+
+WorkerProcess& Evaluator::judge() {
+    return running(judge_, "judge");
 }
 
 WorkerProcess& Evaluator::zygote() {
-    if (!zygote_ || !zygote_->alive()) {
-        note("the zygote is gone; starting a new one");
-        zygote_ = std::make_unique<WorkerProcess>(options_.env, "zygote");
-    }
-    zygote_->hello(kStartSeconds);
-    return *zygote_;
+    return running(zygote_, "zygote");
 }
 
 std::string Evaluator::device_name() const {

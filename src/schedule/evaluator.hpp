@@ -52,6 +52,8 @@ class Evaluator {
 
   private:
     void start_workers();
+    // The worker, started again first if it has died.
+    WorkerProcess& running(std::unique_ptr<WorkerProcess>& worker, const std::string& role);
     WorkerProcess& judge();
     WorkerProcess& zygote();
     Verdict evaluate_once(const ProblemSpec& problem, const CandidateSpec& candidate);

@@ -54,13 +54,9 @@ class Judge {
     Judge(int fd, Device device) : fd_(fd), device_(std::move(device)) {}
 
     int serve() {
-        sandbox::send_message(fd_, hello());
-        while (auto message = sandbox::recv_message(fd_)) {
-            const json& request = message->body;
-            std::string op = request.value("op", std::string());
-            if (op == "exit") break;
-            sandbox::send_message(fd_, handle(op, request));
-        }
+        sandbox::serve_requests(fd_, hello(), [this](const std::string& op, const json& request) {
+            return handle(op, request);
+        });
         return 0;
     }
 

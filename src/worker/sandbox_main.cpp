@@ -42,13 +42,10 @@ class Sandbox {
     Sandbox(int fd, std::string device_kind) : fd_(fd), device_kind_(std::move(device_kind)) {}
 
     int serve() {
-        sandbox::send_message(fd_, {{"ok", true}, {"role", "sandbox"}, {"pid", ::getpid()}});
-        while (auto message = sandbox::recv_message(fd_)) {
-            const json& request = message->body;
-            std::string op = request.value("op", std::string());
-            if (op == "exit") break;
-            sandbox::send_message(fd_, handle(op, request));
-        }
+        json hello = {{"ok", true}, {"role", "sandbox"}, {"pid", ::getpid()}};
+        sandbox::serve_requests(fd_, hello, [this](const std::string& op, const json& request) {
+            return handle(op, request);
+        });
         return 0;
     }
 
