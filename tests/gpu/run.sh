@@ -3,7 +3,7 @@
 # unit tests, the CUDA fixtures (verdicts recorded), and the KernelBench level 1 problem 19
 # speed check. Writes what it measured to $OUT (default bench/out).
 #
-#   tests/gpu/run.sh [STEP ...]     steps: build unit fixtures relu19 (default: all, in order)
+#   tests/gpu/run.sh [STEP ...]     steps: build unit fixtures relu19 suite (default: all, in order)
 #
 # KBENCH_JSONL (default local/kernelbench.jsonl) is a copy of the KernelBench problem set.
 set -uo pipefail
@@ -11,7 +11,7 @@ cd "$(dirname "$0")/../.."
 ROOT=$PWD
 OUT=${OUT:-$ROOT/bench/out}
 JSONL=${KBENCH_JSONL:-$ROOT/local/kernelbench.jsonl}
-STEPS=${*:-build unit fixtures relu19}
+STEPS=${*:-build unit fixtures relu19 suite}
 want() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 PYTHON=${KBENCH_PYTHON:-$(command -v python3)}
 BUILD=${KBENCH_GPU_BUILD:-$ROOT/build-gpu}
@@ -76,5 +76,17 @@ else
   echo "no $JSONL: skipping the level 1 problem 19 check"
   status=1
 fi
+fi
+if want suite; then
+step "built-in suite (CUDA, then Triton candidates)"
+for backend in cuda triton; do
+  start=$(date +%s%N)
+  "$BUILD/kbench" eval --candidates "builtin:$backend" --runs-dir "$BUILD/runs" --run "suite-$backend" \
+    > "$OUT/suite_$backend.txt" 2> "$OUT/suite_$backend.err" || status=1
+  end=$(date +%s%N)
+  echo "suite $backend wall_s $("$PYTHON" -c "print(round(($end - $start) / 1e9, 1))")" | tee -a "$OUT/suite_wall.txt"
+  cat "$OUT/suite_$backend.txt"
+  cp "$BUILD/runs/suite-$backend/verdicts.jsonl" "$OUT/suite_${backend}_verdicts.jsonl" 2>/dev/null
+done
 fi
 exit $status
