@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole GPU test set in one go, for a machine with an NVIDIA GPU: builds kbench, runs the
 # unit tests, the CUDA fixtures (verdicts recorded), and the KernelBench level 1 problem 19
-# speed check. Writes what it measured to $OUT (default bench/out).
+# speed check, and the built-in suite. Writes what it measured to $OUT (default bench/out) as
+# results.tar.gz (the device tool brings back few files) and summary.txt.
 #
 #   tests/gpu/run.sh [STEP ...]     steps: build unit fixtures relu19 suite (default: all, in order)
 #
@@ -9,14 +10,17 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
-OUT=${OUT:-$ROOT/bench/out}
+DEST=${OUT:-$ROOT/bench/out}
+BUILD=${KBENCH_GPU_BUILD:-$ROOT/build-gpu}
+OUT=$BUILD/results
+rm -rf "$OUT" && mkdir -p "$OUT" "$DEST"
+# Everything measured travels in one archive, also when a step fails.
+trap 'tar czf "$DEST/results.tar.gz" -C "$OUT" . ; grep -hE "wall_s|PASSED|FAILED|status" "$OUT"/*.txt "$OUT"/*.log > "$DEST/summary.txt" 2>/dev/null' EXIT
 JSONL=${KBENCH_JSONL:-$ROOT/local/kernelbench.jsonl}
 STEPS=${*:-build unit fixtures relu19 suite}
 want() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 PYTHON=${KBENCH_PYTHON:-$(command -v python3)}
-BUILD=${KBENCH_GPU_BUILD:-$ROOT/build-gpu}
 export KBENCH_CACHE=${KBENCH_CACHE:-$BUILD/cache}
-mkdir -p "$OUT"
 status=0
 step() { echo; echo "== $* ($(date -u +%H:%M:%S))"; }
 
