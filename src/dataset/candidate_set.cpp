@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <map>
 #include <regex>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "dataset/json_lines.hpp"
+#include "dataset/problem_file.hpp"
 #include "dataset/problem_set.hpp"
 
 namespace kbench::dataset {
@@ -49,13 +50,11 @@ std::vector<Candidate> read_problem_folders(const fs::path& dir,
     std::map<std::string, std::vector<const Problem*>> by_name;
     for (const auto& p : problems) by_name[p.name].push_back(&p);
     std::vector<Candidate> out;
-    static const std::regex level_dir(R"(^level_?(\d+)$)", std::regex::icase);
     for (const auto& entry : fs::directory_iterator(dir)) {
         if (!entry.is_directory()) continue;
         std::string name = entry.path().filename().string();
-        std::smatch m;
-        if (std::regex_match(name, m, level_dir)) {
-            int level = std::stoi(m[1]);
+        if (auto level_folder = level_of_folder(name)) {
+            int level = *level_folder;
             for (const auto& sub : fs::directory_iterator(entry.path())) {
                 auto it = by_name.find(sub.path().filename().string());
                 if (!sub.is_directory() || it == by_name.end()) continue;
@@ -77,26 +76,16 @@ std::vector<Candidate> read_problem_folders(const fs::path& dir,
 
 std::vector<Candidate> read_candidate_jsonl(const fs::path& file) {
     std::vector<Candidate> out;
-    std::istringstream in(read_file(file));
-    int line_number = 0;
-    for (std::string line; std::getline(in, line);) {
-        ++line_number;
-        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-        std::string source = file.string() + ":" + std::to_string(line_number);
-        json row;
-        try {
-            row = json::parse(line);
-        } catch (const json::exception& e) {
-            throw UsageError(source + " is not JSON: " + e.what(), "one JSON object a line");
-        }
-        for (const char* column : {"level", "problem_id", "sample_id", "code"})
-            if (!row.contains(column) || row[column].is_null())
-                throw UsageError(source + ": no '" + column + "' field",
-                                 "candidate rows need level, problem_id, sample_id and code");
-        out.push_back(make_candidate(row["level"].get<int>(), row["problem_id"].get<int>(),
-                                     row["sample_id"].get<int>(), row["code"].get<std::string>(),
-                                     source));
-    }
+    for_each_json_line(
+        read_file(file), file.string(), [&](const json& row, const std::string& source) {
+            for (const char* column : {"level", "problem_id", "sample_id", "code"})
+                if (!row.contains(column) || row[column].is_null())
+                    throw UsageError(source + ": no '" + column + "' field",
+                                     "candidate rows need level, problem_id, sample_id and code");
+            out.push_back(make_candidate(row["level"].get<int>(), row["problem_id"].get<int>(),
+                                         row["sample_id"].get<int>(),
+                                         row["code"].get<std::string>(), source));
+        });
     return out;
 }
 

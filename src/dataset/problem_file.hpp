@@ -17,4 +17,7 @@ struct ProblemIdentity {
 
 ProblemIdentity identify_problem_file(const fs::path& path);
 
+// The level a folder name stands for: "level1", "level_1", "Level1"; nullopt otherwise.
+std::optional<int> level_of_folder(const std::string& name);
+
 }  // namespace kbench::dataset

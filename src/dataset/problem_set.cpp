@@ -5,24 +5,18 @@
 #include <fstream>
 #include <regex>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "dataset/json_lines.hpp"
+#include "dataset/problem_file.hpp"
 #include "sandbox/process.hpp"
 
 namespace kbench::dataset {
 namespace {
 
 using json = nlohmann::json;
-
-std::optional<int> level_of_dir(const std::string& name) {
-    static const std::regex level(R"(^level_?(\d+)$)", std::regex::icase);
-    std::smatch m;
-    if (std::regex_match(name, m, level)) return std::stoi(m[1]);
-    return std::nullopt;
-}
 
 std::string strip_py(std::string name) {
     if (name.size() > 3 && name.ends_with(".py")) name.resize(name.size() - 3);
@@ -55,20 +49,9 @@ Problem problem_from_row(const json& row, const std::string& source) {
 
 std::vector<Problem> parse_rows(const std::string& text, const std::string& file) {
     std::vector<Problem> out;
-    std::istringstream in(text);
-    int line_number = 0;
-    for (std::string line; std::getline(in, line);) {
-        ++line_number;
-        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-        std::string source = file + ":" + std::to_string(line_number);
-        json row;
-        try {
-            row = json::parse(line);
-        } catch (const json::exception& e) {
-            throw UsageError(source + " is not JSON: " + e.what(), "one JSON object a line");
-        }
+    for_each_json_line(text, file, [&](const json& row, const std::string& source) {
         out.push_back(problem_from_row(row, source));
-    }
+    });
     return out;
 }
 
@@ -84,7 +67,7 @@ std::vector<Problem> read_kernelbench_tree(const fs::path& root) {
     std::vector<Problem> out;
     static const std::regex numbered(R"(^(\d+)_.*\.py$)");
     for (const auto& dir : fs::directory_iterator(base)) {
-        auto level = level_of_dir(dir.path().filename().string());
+        auto level = level_of_folder(dir.path().filename().string());
         if (!dir.is_directory() || !level) continue;
         for (const auto& file : fs::directory_iterator(dir.path())) {
             std::string name = file.path().filename().string();

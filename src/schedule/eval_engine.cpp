@@ -17,13 +17,12 @@ ProblemSpec problem_spec(const dataset::Problem& p) {
 
 CandidateSpec candidate_spec(const EvalItem& item) {
     const auto& c = item.candidate;
-    // The file name a sandbox imports: KernelBench's run layout, whatever the source was.
-    std::string file = "level_" + std::to_string(c.level) + "_problem_" +
-                       std::to_string(c.problem_id) + "_sample_" + std::to_string(c.sample_id) +
-                       "_kernel.py";
-    CandidateSpec spec{fs::path(c.source).parent_path() / file, c.code, item.backend, c.sample_id};
-    if (fs::path(c.source).extension() == ".py") spec.path = c.source;
-    return spec;
+    fs::path path = c.source;
+    // A row of a JSON-lines file has no file name: use KernelBench's run layout name.
+    if (path.extension() != ".py")
+        path = "level_" + std::to_string(c.level) + "_problem_" + std::to_string(c.problem_id) +
+               "_sample_" + std::to_string(c.sample_id) + "_kernel.py";
+    return {path, c.code, item.backend, c.sample_id};
 }
 
 // Items in order, handed out so that a device stays on its current problem while it has items.
