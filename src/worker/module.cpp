@@ -1,6 +1,10 @@
 // The kbench worker extension module: judge, zygote and sandbox live here; their Python entry
 // point (python -m kbench_worker ROLE FD DEVICE) only calls main().
+#include <execinfo.h>
+#include <signal.h>
 #include <unistd.h>
+
+#include <array>
 
 #include "sandbox/framing.hpp"
 #include "worker/device.hpp"
@@ -11,7 +15,37 @@
 namespace kbench::worker {
 namespace {
 
+constexpr std::array kCrashSignals = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+struct sigaction previous_actions[kCrashSignals.size()];
+
+// Writes the native stack to stderr (the worker's log), then hands the signal to the handler
+// that was there before (Python's fault handler, which adds the Python stack).
+void native_crash_trace(int signal) {
+    static const char header[] = "kbench worker: fatal signal, native stack:\n";
+    (void)!write(STDERR_FILENO, header, sizeof header - 1);
+    void* frames[64];
+    int count = backtrace(frames, 64);
+    backtrace_symbols_fd(frames, count, STDERR_FILENO);
+    for (std::size_t i = 0; i < kCrashSignals.size(); ++i) {
+        if (kCrashSignals[i] == signal) sigaction(signal, &previous_actions[i], nullptr);
+    }
+    raise(signal);
+}
+
+void install_crash_trace() {
+    void* warm[1];
+    backtrace(warm, 1);  // loads libgcc now, not inside the signal handler
+    for (std::size_t i = 0; i < kCrashSignals.size(); ++i) {
+        struct sigaction action {};
+        action.sa_handler = native_crash_trace;
+        sigemptyset(&action.sa_mask);
+        action.sa_flags = SA_NODEFER | SA_ONSTACK;
+        sigaction(kCrashSignals[i], &action, &previous_actions[i]);
+    }
+}
+
 int main(const std::string& role, int fd, const std::string& device) {
+    install_crash_trace();
     try {
         if (role == "judge") return judge_main(fd, device);
         if (role == "zygote") return zygote_main(fd, device);

@@ -23,6 +23,21 @@ PYTHON=${KBENCH_PYTHON:-$(command -v python3)}
 export KBENCH_CACHE=${KBENCH_CACHE:-$BUILD/cache}
 status=0
 step() { echo; echo "== $* ($(date -u +%H:%M:%S))"; }
+# Native stack frames in worker logs (module(+offset)) get function and line appended.
+symbolize() {
+  "$PYTHON" - "$1" <<'PY'
+import re, subprocess, sys
+path = sys.argv[1]
+out = []
+for line in open(path, errors="replace"):
+    out.append(line)
+    m = re.match(r"(/\S+\.so[.\d]*)\((?:[^)+]*)\+(0x[0-9a-f]+)\)", line.strip())
+    if m and "_kbench_worker" in m.group(1):
+        r = subprocess.run(["addr2line", "-Cfipe", m.group(1), m.group(2)], capture_output=True, text=True)
+        out.append("    -> " + r.stdout.strip() + "\n")
+open(path, "w").writelines(out)
+PY
+}
 
 step "machine"
 {
@@ -35,7 +50,18 @@ step "machine"
 
 step "build"
 want build || [ -x "$BUILD/kbench" ] || { echo "no build in $BUILD"; exit 1; }
-want build && { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$PYTHON" \
+# A machine without SQLite's headers (and nothing installable) gets them from a carried
+# libsqlite3-dev .deb in local/debs, linked against the system's runtime library.
+SQLITE_ARGS=()
+if want build && ! [ -f /usr/include/sqlite3.h ]; then
+  deb=$(ls "$ROOT"/local/debs/libsqlite3-dev_*.deb 2>/dev/null | head -1)
+  [ -n "$deb" ] || { echo "no sqlite3.h here and no local/debs/libsqlite3-dev_*.deb to take it from"; exit 1; }
+  mkdir -p "$BUILD/deps" && dpkg-deb -x "$deb" "$BUILD/deps"
+  lib=$(ls /usr/lib/x86_64-linux-gnu/libsqlite3.so.0 2>/dev/null || ls "$BUILD"/deps/usr/lib/x86_64-linux-gnu/libsqlite3.a)
+  SQLITE_ARGS=(-DSQLite3_INCLUDE_DIR="$BUILD/deps/usr/include" -DSQLite3_LIBRARY="$lib")
+  echo "SQLite headers from $deb, library $lib"
+fi
+want build && { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython3_EXECUTABLE="$PYTHON" "${SQLITE_ARGS[@]}" \
   > "$OUT/build.log" 2>&1 && cmake --build "$BUILD" -j"$(nproc)" >> "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }; }
 
 want unit && step "unit tests" && { "$BUILD/tests/unit/kbench_unit_tests" --gtest_brief=1 2>&1 | tail -5 || status=1; }
@@ -52,6 +78,7 @@ KBENCH_FIXTURE_ARGS="${KBENCH_FIXTURE_ARGS:---max-seconds 3 --keep-scratch}" \
 for log in "$TMPDIR"/kbench-check-*/logs/*.log; do
   [ -s "$log" ] && { echo "== $log"; tail -c 20000 "$log"; }
 done > "$OUT/worker_logs.txt" 2>&1
+symbolize "$OUT/worker_logs.txt"
 fi
 
 if want relu19; then
@@ -74,7 +101,7 @@ PY
   end=$(date +%s%N)
   echo "wall_s $("$PYTHON" -c "print(round(($end - $start) / 1e9, 2))")" | tee "$OUT/relu19_wall.txt"
   "$BUILD/kbench" check "$REF" "$CAND" --mode kernelbench --json > "$OUT/relu19_kernelbench.json" 2>> "$OUT/relu19.err" || status=1
-  tail -5 "$OUT/relu19_first.err" "$OUT/relu19.err"
+  tail -n 5 "$OUT/relu19_first.err" "$OUT/relu19.err"
   cat "$OUT/relu19_first.json" "$OUT/relu19.json" "$OUT/relu19_kernelbench.json"
 else
   echo "no $JSONL: skipping the level 1 problem 19 check"
