@@ -19,6 +19,7 @@ HARNESS=$ROOT/local/kernelbench-harness
 WORK=$BUILD/throughput
 RES=$WORK/results
 LEVEL=1
+GPUS=$(nvidia-smi -L | wc -l)  # both tools use every GPU: kbench by default, the harness told so
 mkdir -p "$DEST"
 [ -d "$HARNESS/src/kernelbench" ] || { echo "no harness in $HARNESS: run bench/throughput/prepare.sh first"; exit 2; }
 [ -d "$ROOT/local/wheels" ] || { echo "no local/wheels: run bench/throughput/prepare.sh first"; exit 2; }
@@ -30,7 +31,7 @@ N=$(ls "$WORK/runs/harness" | wc -l)
 PROBLEMS=$(ls "$WORK/runs/harness" | sed -E 's/level_[0-9]+_problem_([0-9]+)_.*/\1/' | sort -n | paste -sd, -)
 FIRST=${PROBLEMS%%,*}; LAST=${PROBLEMS##*,}
 { date -u +%Y-%m-%dT%H:%M:%SZ; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc
-  echo "harness $(cat "$HARNESS/COMMIT")"; echo "candidates $N, problems $PROBLEMS"; } | tee "$RES/machine.txt"
+  echo "gpus $GPUS"; echo "harness $(cat "$HARNESS/COMMIT")"; echo "candidates $N, problems $PROBLEMS"; } | tee "$RES/machine.txt"
 
 # The harness's imports, unpacked from the carried wheels (no network, no pip needed).
 "$PYTHON" - "$ROOT/local/wheels" "$WORK/site" <<'PY'
@@ -58,7 +59,7 @@ start=$(now)
   timeout "${HARNESS_LIMIT:-3000}" "$PYTHON" scripts/eval_from_generations.py \
   run_name=harness dataset_src=local level=$LEVEL "subset=($FIRST,$LAST)" \
   runs_dir="$WORK/runs" kernel_eval_build_dir="$WORK/harness-cache" \
-  num_gpu_devices=1 timeout=300 build_cache=True num_cpu_workers="$(nproc)" \
+  num_gpu_devices="$GPUS" timeout=300 build_cache=True num_cpu_workers="$(nproc)" \
   'gpu_arch=["Hopper"]' num_correct_trials=5 num_perf_trials=100 ) \
   > "$RES/harness.log" 2>&1
 echo "harness_rc $?" >> "$RES/times.txt"

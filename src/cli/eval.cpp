@@ -182,6 +182,14 @@ int run_eval(const EvalOptions& o) {
     write_outputs(run_dir, verdicts);
     if (!o.json) {
         std::cout << score::format_score(score::score_verdicts(verdicts));
+        std::map<std::string, int> by_device;
+        for (const auto& v : verdicts) ++by_device[v.config.value("device", std::string("?"))];
+        if (by_device.size() > 1) {
+            std::cout << "  by device:";
+            for (const auto& [device, count] : by_device)
+                std::cout << " " << device << " " << count;
+            std::cout << "\n";
+        }
         std::cout << "verdicts: " << (run_dir / "verdicts.jsonl").string() << "\n";
     }
     return 0;

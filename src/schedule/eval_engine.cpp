@@ -1,12 +1,12 @@
 #include "schedule/eval_engine.hpp"
 
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <thread>
 
 #include "core/error.hpp"
 #include "schedule/evaluator.hpp"
+#include "schedule/work_queue.hpp"
 
 namespace kbench::schedule {
 namespace {
@@ -24,38 +24,6 @@ CandidateSpec candidate_spec(const EvalItem& item) {
                "_sample_" + std::to_string(c.sample_id) + "_kernel.py";
     return {path, c.code, item.backend, c.sample_id};
 }
-
-// Items in order, handed out so that a device stays on its current problem while it has items.
-class WorkQueue {
-  public:
-    explicit WorkQueue(const std::vector<EvalItem>& items) {
-        for (std::size_t i = 0; i < items.size(); ++i) pending_.push_back(i);
-    }
-
-    std::optional<std::size_t> next(const std::string& current_problem,
-                                    const std::vector<EvalItem>& items) {
-        std::lock_guard<std::mutex> guard(mutex_);
-        if (pending_.empty()) return std::nullopt;
-        for (auto it = pending_.begin(); it != pending_.end(); ++it)
-            if (items[*it].problem.sha256 == current_problem) {
-                std::size_t index = *it;
-                pending_.erase(it);
-                return index;
-            }
-        std::size_t index = pending_.front();
-        pending_.pop_front();
-        return index;
-    }
-
-    void give_back(std::size_t index) {
-        std::lock_guard<std::mutex> guard(mutex_);
-        pending_.push_front(index);
-    }
-
-  private:
-    std::deque<std::size_t> pending_;
-    std::mutex mutex_;
-};
 
 }  // namespace
 
@@ -76,6 +44,8 @@ void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink
         starts.emplace_back([&, d] {
             EvaluatorOptions e;
             e.config = options_.config;
+            // Verdicts name the physical GPU that produced them (the workers see it as cuda:0).
+            if (!cpu) e.config.device = "cuda:" + devices[d];
             e.env = options_.env;
             e.env.visible_gpu = devices[d];
             e.env.log_dir = options_.env.log_dir / ("device-" + devices[d]);
@@ -115,22 +85,22 @@ void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink
     else
         prebuild = std::thread([&] { builds.prebuild(specs); });
 
-    WorkQueue queue(items);
+    std::vector<std::string> problems;
+    for (const auto& item : items) problems.push_back(item.problem.sha256);
+    WorkQueue queue(std::move(problems), devices.size());
     std::mutex sink_mutex;
     std::vector<std::thread> workers;
     for (std::size_t d = 0; d < devices.size(); ++d) {
         if (!evaluators[d]) continue;
         workers.emplace_back([&, d] {
-            std::string current;
-            while (auto index = queue.next(current, items)) {
+            while (auto index = queue.next(d)) {
                 const EvalItem& item = items[*index];
-                current = item.problem.sha256;
                 Verdict verdict;
                 try {
                     verdict = evaluators[d]->evaluate(problem_spec(item.problem), specs[*index]);
                 } catch (const InfraError& e) {
                     // This device is lost; another may finish its work.
-                    queue.give_back(*index);
+                    queue.give_back(d, *index);
                     if (options_.log) options_.log("device " + devices[d] + " stops: " + e.what());
                     failures[d] = e.what();
                     evaluators[d].reset();

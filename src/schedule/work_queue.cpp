@@ -1,0 +1,49 @@
+#include "schedule/work_queue.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace kbench::schedule {
+
+WorkQueue::WorkQueue(std::vector<std::string> problems, std::size_t devices)
+    : problems_(std::move(problems)), current_(devices) {
+    for (std::size_t i = 0; i < problems_.size(); ++i) pending_.push_back(i);
+}
+
+std::size_t WorkQueue::take(std::deque<std::size_t>::iterator it, std::size_t device) {
+    std::size_t item = *it;
+    pending_.erase(it);
+    current_[device] = problems_[item];
+    return item;
+}
+
+std::optional<std::size_t> WorkQueue::next(std::size_t device) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (device >= current_.size()) throw std::out_of_range("WorkQueue: no such device");
+    if (pending_.empty()) return std::nullopt;
+    if (const auto& mine = current_[device]) {
+        auto it = std::find_if(pending_.begin(), pending_.end(),
+                               [&](std::size_t i) { return problems_[i] == *mine; });
+        if (it != pending_.end()) return take(it, device);
+    }
+    auto taken_by_other = [&](std::size_t i) {
+        for (std::size_t d = 0; d < current_.size(); ++d)
+            if (d != device && current_[d] == problems_[i]) return true;
+        return false;
+    };
+    auto it = std::find_if_not(pending_.begin(), pending_.end(), taken_by_other);
+    return take(it != pending_.end() ? it : pending_.begin(), device);
+}
+
+void WorkQueue::give_back(std::size_t device, std::size_t item) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    pending_.push_front(item);
+    if (device < current_.size()) current_[device].reset();
+}
+
+std::size_t WorkQueue::pending() const {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return pending_.size();
+}
+
+}  // namespace kbench::schedule

@@ -1,0 +1,37 @@
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kbench::schedule {
+
+// Hands out work items to devices, one at a time and each once, in the given order except that
+// a device stays on its current problem while it has items (its judge keeps that problem's
+// reference outputs), and a device looking for a new problem prefers one no other device is on.
+// Only when every pending item belongs to another device's problem does it share that problem:
+// an idle GPU costs more than a second copy of the reference outputs.
+class WorkQueue {
+  public:
+    // problems[i]: the problem (any key, e.g. its code hash) of item i.
+    WorkQueue(std::vector<std::string> problems, std::size_t devices);
+
+    // The next item for this device, or nothing when all are handed out.
+    std::optional<std::size_t> next(std::size_t device);
+    // An item the device could not finish goes back to the front, for any device.
+    void give_back(std::size_t device, std::size_t item);
+    std::size_t pending() const;
+
+  private:
+    std::size_t take(std::deque<std::size_t>::iterator it, std::size_t device);
+
+    std::vector<std::string> problems_;
+    std::vector<std::optional<std::string>> current_;  // each device's problem
+    std::deque<std::size_t> pending_;
+    mutable std::mutex mutex_;
+};
+
+}  // namespace kbench::schedule

@@ -1,0 +1,73 @@
+#include "schedule/work_queue.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+namespace kbench::schedule {
+namespace {
+
+TEST(WorkQueue, OneDeviceTakesItemsInOrderButFinishesItsProblemFirst) {
+    WorkQueue q({"a", "b", "a", "c", "b"}, 1);
+    std::vector<std::size_t> order;
+    while (auto i = q.next(0)) order.push_back(*i);
+    EXPECT_EQ(order, (std::vector<std::size_t>{0, 2, 1, 4, 3}));
+    EXPECT_EQ(q.pending(), 0u);
+    EXPECT_FALSE(q.next(0).has_value());
+}
+
+TEST(WorkQueue, DevicesPreferProblemsNoOtherDeviceIsOn) {
+    // Two problems, two candidates each: each device should get a problem of its own, so each
+    // reference is computed by one judge only.
+    WorkQueue q({"a", "a", "b", "b"}, 2);
+    EXPECT_EQ(q.next(0), 0u);  // device 0 on a
+    EXPECT_EQ(q.next(1), 2u);  // device 1 skips a's second item, takes b
+    EXPECT_EQ(q.next(1), 3u);  // and stays on b
+    EXPECT_EQ(q.next(0), 1u);  // device 0 stays on a
+    EXPECT_FALSE(q.next(0).has_value());
+}
+
+TEST(WorkQueue, SharesAProblemRatherThanLeaveADeviceIdle) {
+    WorkQueue q({"a", "a", "a"}, 2);
+    EXPECT_EQ(q.next(0), 0u);
+    EXPECT_EQ(q.next(1), 1u);  // only a is left: device 1 joins it
+    EXPECT_EQ(q.next(0), 2u);
+}
+
+TEST(WorkQueue, GivenBackItemGoesFirstToAnyDevice) {
+    WorkQueue q({"a", "b", "c"}, 2);
+    EXPECT_EQ(q.next(0), 0u);
+    q.give_back(0, 0);  // device 0 is lost
+    EXPECT_EQ(q.next(1), 0u);
+    EXPECT_EQ(q.next(1), 1u);
+    EXPECT_EQ(q.next(1), 2u);
+    EXPECT_FALSE(q.next(1).has_value());
+}
+
+TEST(WorkQueue, UnknownDeviceIsRefused) {
+    WorkQueue q({"a"}, 1);
+    EXPECT_THROW(q.next(1), std::out_of_range);
+}
+
+TEST(WorkQueue, ConcurrentDevicesGetEveryItemExactlyOnce) {
+    std::vector<std::string> problems;
+    for (int i = 0; i < 2000; ++i) problems.push_back("p" + std::to_string(i % 37));
+    WorkQueue q(problems, 4);
+    std::vector<std::vector<std::size_t>> got(4);
+    std::vector<std::thread> threads;
+    for (std::size_t d = 0; d < 4; ++d)
+        threads.emplace_back([&, d] {
+            while (auto i = q.next(d)) got[d].push_back(*i);
+        });
+    for (auto& t : threads) t.join();
+    std::vector<std::size_t> all;
+    for (const auto& g : got) all.insert(all.end(), g.begin(), g.end());
+    std::sort(all.begin(), all.end());
+    ASSERT_EQ(all.size(), problems.size());
+    for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i], i);
+}
+
+}  // namespace
+}  // namespace kbench::schedule
