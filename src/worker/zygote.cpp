@@ -9,6 +9,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
 
 #include "sandbox/framing.hpp"
 #include "worker/sandbox_main.hpp"
@@ -59,6 +63,45 @@ void apply_environment(const json& env) {
     ::_exit(code);
 }
 
+// Sandboxes forked and not yet reaped. Any other child of the zygote is a stray: a process a
+// candidate started and orphaned (the zygote is a child subreaper, so orphans of its sandboxes
+// come to it instead of to init).
+std::set<pid_t> sandboxes;
+
+std::vector<pid_t> children_of(pid_t parent) {
+    std::vector<pid_t> out;
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+        const std::string name = entry.path().filename().string();
+        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream in(entry.path() / "stat");
+        std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        auto close = stat.rfind(')');
+        if (close == std::string::npos) continue;
+        std::istringstream fields(stat.substr(close + 1));
+        std::string state;
+        pid_t ppid = 0;
+        if (fields >> state >> ppid && ppid == parent) out.push_back(std::stoi(name));
+    }
+    return out;
+}
+
+// Kills and reaps every stray, and the strays' own children as they come to the zygote in turn,
+// so that nothing a candidate started runs on beside the next candidate's timing.
+void kill_strays() {
+    for (int round = 0; round < 64; ++round) {
+        bool found = false;
+        for (pid_t pid : children_of(::getpid())) {
+            if (sandboxes.count(pid)) continue;
+            found = true;
+            ::kill(pid, SIGKILL);
+            while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+            }
+        }
+        if (!found) return;
+    }
+}
+
 json fork_child(const json& request, std::vector<int> fds, int zygote_fd) {
     if (fds.size() != 2) {
         for (int fd : fds) ::close(fd);
@@ -75,6 +118,7 @@ json fork_child(const json& request, std::vector<int> fds, int zygote_fd) {
     ::close(fds[0]);
     ::close(fds[1]);
     if (pid < 0) return {{"ok", false}, {"error", std::string("fork: ") + std::strerror(saved)}};
+    sandboxes.insert(pid);
     return {{"ok", true}, {"pid", pid}};
 }
 
@@ -86,6 +130,8 @@ json reap(const json& request) {
         r = ::waitpid(pid, &status, 0);
     } while (r < 0 && errno == EINTR);
     if (r < 0) return {{"ok", false}, {"error", std::string("waitpid: ") + std::strerror(errno)}};
+    sandboxes.erase(pid);
+    kill_strays();
     json out = {{"ok", true}, {"exited", bool(WIFEXITED(status))}};
     out["code"] = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
     out["signal"] = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
@@ -96,6 +142,7 @@ json reap(const json& request) {
 
 int zygote_main(int fd, const std::string& device_kind) {
     (void)device_kind;
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
     py::module_ torch = py::module_::import("torch");
     py::object cuda = torch.attr("version").attr("cuda");
     // The toolchain that builds candidates: part of every build key.
@@ -120,6 +167,7 @@ int zygote_main(int fd, const std::string& device_kind) {
             reply = {{"ok", false}, {"error", "unknown request " + op}};
         sandbox::send_message(fd, reply);
     }
+    kill_strays();
     return 0;
 }
 

@@ -1,5 +1,7 @@
 // The command line as a user meets it: exit codes, messages, output formats, paths.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -155,6 +157,59 @@ class ModelNew(nn.Module):
     ASSERT_EQ(second.exit_code, 0) << second.err;
     json v = json_lines(second.out).at(0);
     EXPECT_LT(v["phases_s"]["load"].get<double>(), 10.0) << v.dump(2);
+}
+
+}  // namespace
+
+namespace {
+
+// A candidate that starts a detached process (its own session, orphaned at once) must not leave
+// it running beside the next candidate: the zygote adopts such orphans and kills them when the
+// candidate's sandbox is reaped.
+TEST_F(Cli, ProcessesACandidateLeavesBehindAreKilledBeforeTheNext) {
+    std::string pidfile = (dir_ / "daemon.pid").string();
+    std::string leaves = write("leaves_daemon.py", R"PY(import os
+import torch
+import torch.nn as nn
+PIDFILE = ")PY" + pidfile + R"PY("
+if os.fork() == 0:
+    os.setsid()
+    pid = os.fork()
+    if pid == 0:
+        os.execvp("sleep", ["sleep", "300"])
+    with open(PIDFILE + ".tmp", "w") as f:
+        f.write(str(pid))
+    os.replace(PIDFILE + ".tmp", PIDFILE)
+    os._exit(0)
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+)PY");
+    std::string looks = write("looks_for_it.py", R"PY(import os
+import torch
+import torch.nn as nn
+PIDFILE = ")PY" + pidfile + R"PY("
+class ModelNew(nn.Module):
+    def forward(self, x):
+        pid = int(open(PIDFILE).read())
+        try:
+            state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            state = "gone"
+        if state not in ("gone", "Z", "X"):
+            raise RuntimeError(f"the earlier candidate's process {pid} is still running")
+        return torch.relu(x)
+)PY");
+    auto r = run_command(kbench("--device cpu --json --no-timing -q " + quote(kReference) + " " +
+                                quote(leaves) + " " + quote(looks)));
+    auto verdicts = json_lines(r.out);
+    ASSERT_EQ(verdicts.size(), 2u) << r.out << r.err;
+    EXPECT_EQ(verdicts[0]["status"], "correct") << verdicts[0].dump(2);
+    EXPECT_EQ(verdicts[1]["status"], "correct") << verdicts[1].dump(2);
+    std::ifstream in(pidfile);
+    pid_t pid = 0;
+    ASSERT_TRUE(in >> pid) << "the first candidate never started its process";
+    EXPECT_NE(::kill(pid, 0), 0) << "process " << pid << " outlived kbench";
 }
 
 }  // namespace
