@@ -146,7 +146,33 @@ int run_eval(const EvalOptions& o) {
             std::to_string(items.size() - pending.size()) + " already done, " +
             std::to_string(pending.size()) + " to do");
 
-    if (!pending.empty()) {
+    // A candidate whose evaluation began in a run that stopped before its verdict (kbench
+    // killed, the machine out of memory) is a suspect: it is evaluated alone, before the rest,
+    // so that a second stop names it; after two such stops it gets a crash verdict, not a third.
+    report::JsonLinesReporter lines(std::cout);
+    std::vector<schedule::EvalItem> suspects, rest;
+    for (const auto& item : pending) {
+        int attempts = store->find(item.key) ? 0 : store->attempts(item.key);
+        if (o.force || attempts == 0) {
+            rest.push_back(item);
+        } else if (attempts == 1) {
+            suspects.push_back(item);
+        } else {
+            Verdict v = schedule::make_verdict(config, schedule::problem_spec(item.problem),
+                                               schedule::candidate_spec(item), "");
+            v.status = Status::crash;
+            v.reason = "kbench stopped " + std::to_string(attempts) +
+                       " times while evaluating this candidate, the last time with it running "
+                       "alone (killed, or out of memory); it is not evaluated again (--force "
+                       "does)";
+            store->put({item.key, item.candidate.level, item.candidate.problem_id,
+                        item.candidate.sample_id, std::string(to_string(v.status)), v.to_json()});
+            if (o.json) lines.verdict(v);
+            if (log) log(item.candidate.source + ": " + v.reason);
+        }
+    }
+
+    if (!suspects.empty() || !rest.empty()) {
         fs::path scratch = fs::absolute(make_temp_dir("kbench-eval-"));
         schedule::EngineOptions e;
         e.config = config;
@@ -160,16 +186,23 @@ int run_eval(const EvalOptions& o) {
         e.scratch_dir = scratch / "work";
         e.log = log;
         e.verbose = o.run.verbose && !o.run.quiet;
-        report::Progress progress(pending.size(), std::cerr, !o.run.quiet && ::isatty(2));
-        report::JsonLinesReporter lines(std::cout);
+        report::Progress progress(suspects.size() + rest.size(), std::cerr,
+                                  !o.run.quiet && ::isatty(2));
         schedule::EvalEngine engine(e);
-        engine.run(pending, [&](const schedule::EvalItem& item, const Verdict& v,
-                                const std::string&) {
+        auto stored = [&](const schedule::EvalItem& item, const Verdict& v, const std::string&) {
             store->put({item.key, item.candidate.level, item.candidate.problem_id,
                         item.candidate.sample_id, std::string(to_string(v.status)), v.to_json()});
             if (o.json) lines.verdict(v);
             if (!o.run.quiet) progress.add(std::string(to_string(v.status)));
-        });
+        };
+        auto started = [&](const schedule::EvalItem& item) { store->begin_attempt(item.key); };
+        for (const auto& suspect : suspects) {
+            if (log)
+                log(suspect.candidate.source +
+                    ": the last run stopped while evaluating it; evaluating it alone first");
+            engine.run({suspect}, stored, started);
+        }
+        engine.run(rest, stored, started);
         if (!o.run.quiet) progress.finish();
         std::error_code ignored;
         fs::remove_all(scratch, ignored);

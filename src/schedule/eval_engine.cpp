@@ -9,7 +9,6 @@
 #include "schedule/work_queue.hpp"
 
 namespace kbench::schedule {
-namespace {
 
 ProblemSpec problem_spec(const dataset::Problem& p) {
     return {p.name, p.code, p.level, p.id};
@@ -25,11 +24,10 @@ CandidateSpec candidate_spec(const EvalItem& item) {
     return {path, c.code, item.backend, c.sample_id};
 }
 
-}  // namespace
-
 EvalEngine::EvalEngine(EngineOptions options) : options_(std::move(options)) {}
 
-void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink) {
+void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink,
+                     const StartHook& on_start) {
     if (items.empty()) return;
     const bool cpu = options_.env.device_kind == "cpu";
     std::vector<std::string> devices = cpu ? std::vector<std::string>{"cpu"} : options_.gpus;
@@ -95,6 +93,10 @@ void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink
         workers.emplace_back([&, d] {
             while (auto index = queue.next(d)) {
                 const EvalItem& item = items[*index];
+                if (on_start) {
+                    std::lock_guard<std::mutex> guard(sink_mutex);
+                    on_start(item);
+                }
                 Verdict verdict;
                 try {
                     verdict = evaluators[d]->evaluate(problem_spec(item.problem), specs[*index]);

@@ -8,6 +8,7 @@
 #include "core/verdict.hpp"
 #include "dataset/problem.hpp"
 #include "schedule/builder_pool.hpp"
+#include "schedule/evaluator.hpp"
 #include "schedule/worker_process.hpp"
 
 namespace kbench::schedule {
@@ -19,6 +20,10 @@ struct EvalItem {
     Backend backend = Backend::cuda;
     std::string key;  // what the verdict is stored under
 };
+
+// What the evaluator needs of an item's problem and candidate.
+ProblemSpec problem_spec(const dataset::Problem& problem);
+CandidateSpec candidate_spec(const EvalItem& item);
 
 struct EngineOptions {
     CheckConfig config;
@@ -39,9 +44,11 @@ class EvalEngine {
 
     using VerdictSink =
         std::function<void(const EvalItem&, const Verdict&, const std::string& device)>;
-    // Calls sink once per item as verdicts come (one call at a time). Throws InfraError when no
-    // device is left working.
-    void run(const std::vector<EvalItem>& items, const VerdictSink& sink);
+    using StartHook = std::function<void(const EvalItem&)>;
+    // Calls sink once per item as verdicts come (one call at a time), and on_start (if given)
+    // as each item's evaluation begins. Throws InfraError when no device is left working.
+    void run(const std::vector<EvalItem>& items, const VerdictSink& sink,
+             const StartHook& on_start = {});
 
   private:
     EngineOptions options_;

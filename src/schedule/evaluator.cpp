@@ -69,22 +69,26 @@ std::string Evaluator::device_name() const {
     return device_info_.value("name", std::string("?"));
 }
 
-Verdict Evaluator::blank_verdict(const ProblemSpec& problem, const CandidateSpec& candidate) {
+Verdict make_verdict(const CheckConfig& c, const ProblemSpec& problem,
+                     const CandidateSpec& candidate, const std::string& device_name) {
     Verdict v;
     v.problem = {problem.level, problem.id, problem.name, sha256_hex(problem.code)};
     v.candidate = {candidate.path.string(), sha256_hex(candidate.code),
                    std::string(to_string(candidate.backend)), candidate.sample_id};
-    const CheckConfig& c = options_.config;
     v.config = {{"mode", std::string(to_string(c.mode))},
                 {"precision", std::string(to_string(c.precision))},
                 {"trials", c.trials},
                 {"seed", c.seed},
                 {"device", c.device},
-                {"device_name", device_name()},
+                {"device_name", device_name},
                 {"atol", c.atol()},
                 {"rtol", c.rtol()}};
     v.correctness.trials = c.trials;
     return v;
+}
+
+Verdict Evaluator::blank_verdict(const ProblemSpec& problem, const CandidateSpec& candidate) {
+    return make_verdict(options_.config, problem, candidate, device_name());
 }
 
 namespace {
@@ -133,9 +137,13 @@ Verdict Evaluator::evaluate(const ProblemSpec& problem, const CandidateSpec& can
             }
         }
     }
+    // Twice with this candidate, and fresh workers have started since: say so, since a
+    // candidate that signals or kills other processes looks exactly like this.
     Verdict v = blank_verdict(problem, candidate);
     v.status = Status::infra_error;
-    v.reason = capped(failure, 2000);
+    v.reason = capped(failure, 2000) +
+               " (twice while this candidate was evaluated, with fresh workers each time; the "
+               "workers restarted cleanly afterwards, so the candidate itself may cause it)";
     return v;
 }
 

@@ -36,6 +36,10 @@ struct EvaluatorOptions {
     bool reference_failures_are_verdicts = false;  // else ReferenceError propagates
 };
 
+// A verdict with the problem, candidate and configuration filled in and nothing decided yet.
+Verdict make_verdict(const CheckConfig& config, const ProblemSpec& problem,
+                     const CandidateSpec& candidate, const std::string& device_name);
+
 // Evaluates candidates on one device: a judge and a zygote that live as long as this object,
 // one sandbox per candidate, builds from a shared builder pool.
 class Evaluator {

@@ -63,6 +63,10 @@ class SqliteStore final : public VerdictStore {
             " level INTEGER NOT NULL, problem_id INTEGER NOT NULL, sample_id INTEGER NOT NULL,"
             " status TEXT NOT NULL, verdict TEXT NOT NULL,"
             " stored_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))");
+        exec(
+            "CREATE TABLE IF NOT EXISTS attempts ("
+            " key TEXT PRIMARY KEY, count INTEGER NOT NULL,"
+            " last_started_at TEXT NOT NULL)");
     }
     ~SqliteStore() override { sqlite3_close(db_); }
 
@@ -98,6 +102,27 @@ class SqliteStore final : public VerdictStore {
         std::vector<StoredVerdict> out;
         while (s.step()) out.push_back(row(s));
         return out;
+    }
+
+    int begin_attempt(const std::string& key) override {
+        std::lock_guard<std::mutex> guard(mutex_);
+        Statement s(db_,
+                    "INSERT INTO attempts (key, count, last_started_at)"
+                    " VALUES (?, 1, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))"
+                    " ON CONFLICT(key) DO UPDATE SET count = count + 1,"
+                    " last_started_at = excluded.last_started_at RETURNING count");
+        s.bind(1, key);
+        int count = s.step() ? s.integer(0) : 0;
+        while (s.step()) {
+        }
+        return count;
+    }
+
+    int attempts(const std::string& key) override {
+        std::lock_guard<std::mutex> guard(mutex_);
+        Statement s(db_, "SELECT count FROM attempts WHERE key = ?");
+        s.bind(1, key);
+        return s.step() ? s.integer(0) : 0;
     }
 
   private:

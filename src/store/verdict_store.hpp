@@ -32,6 +32,10 @@ class VerdictStore {
     virtual std::optional<StoredVerdict> find(const std::string& key) = 0;
     virtual void put(const StoredVerdict& verdict) = 0;  // insert, or replace the same key
     virtual std::vector<StoredVerdict> all() = 0;        // by level, problem, sample
+    // Records, durably, that an evaluation of KEY begins; returns how many have begun so far.
+    // A key with attempts and no verdict was being evaluated when its run stopped.
+    virtual int begin_attempt(const std::string& key) = 0;
+    virtual int attempts(const std::string& key) = 0;
 };
 
 // SQLite in WAL mode: one file, safe for several threads of one process.

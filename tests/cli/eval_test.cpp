@@ -188,3 +188,71 @@ def get_init_inputs():
 }
 
 }  // namespace
+
+namespace {
+
+// A candidate that kills kbench itself must not stall every resumed run forever: the run that
+// follows a stop evaluates it alone, and after a second stop it gets a crash verdict.
+TEST(Eval, ACandidateThatKeepsKillingTheRunGetsACrashVerdict) {
+    fs::path dir = kbench::make_temp_dir("kbench-test-eval-poison-");
+    const char* relu =
+        "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+        "        return torch.relu(x)\ndef get_inputs():\n    return [torch.randn(8, 8)]\n"
+        "def get_init_inputs():\n    return []\n";
+    const char* honest =
+        "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n"
+        "        return torch.relu(x)\n";
+    const char* poison = R"PY(import os
+import signal
+import torch
+
+
+def kill_kbench():
+    pid = os.getppid()
+    while pid > 1:
+        if open(f"/proc/{pid}/comm").read().strip() == "kbench":
+            os.kill(pid, signal.SIGKILL)
+            return
+        pid = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        kill_kbench()
+        return torch.relu(x)
+)PY";
+    std::ofstream(dir / "problems.jsonl")
+        << json{{"code", relu}, {"level", 1}, {"name", "1_relu"}, {"problem_id", 1}}.dump() << "\n";
+    std::ofstream(dir / "candidates.jsonl")
+        << json{{"level", 1}, {"problem_id", 1}, {"sample_id", 0}, {"code", honest}}.dump() << "\n"
+        << json{{"level", 1}, {"problem_id", 1}, {"sample_id", 1}, {"code", poison}}.dump() << "\n"
+        << json{{"level", 1},
+                {"problem_id", 1},
+                {"sample_id", 2},
+                {"code", std::string(honest) + "# another sample\n"}}
+               .dump()
+        << "\n";
+    std::string command = shell({KBENCH_BINARY, "eval", "--device", "cpu", "--python",
+                                 KBENCH_TEST_PYTHON, "--dataset", (dir / "problems.jsonl").string(),
+                                 "--candidates", (dir / "candidates.jsonl").string(), "--runs-dir",
+                                 (dir / "runs").string(), "--run", "poison", "--no-timing", "-q"});
+    auto first = kbench::test::run_command(command);
+    EXPECT_NE(first.exit_code, 0) << "the candidate was meant to kill this run";
+    auto second = kbench::test::run_command(command);
+    EXPECT_NE(second.exit_code, 0) << "the candidate, evaluated alone, was meant to kill this run";
+    auto third = kbench::test::run_command(command);
+    ASSERT_EQ(third.exit_code, 0) << third.err;
+
+    std::map<int, kbench::store::StoredVerdict> by_sample;
+    for (auto& r : kbench::store::open_sqlite_store(dir / "runs" / "poison" / "kbench.db")->all())
+        by_sample[r.sample_id] = r;
+    ASSERT_EQ(by_sample.size(), 3u);
+    EXPECT_EQ(by_sample[0].status, "correct");
+    EXPECT_EQ(by_sample[2].status, "correct");
+    EXPECT_EQ(by_sample[1].status, "crash");
+    std::string reason = by_sample[1].verdict.value("reason", std::string());
+    EXPECT_NE(reason.find("kbench stopped 2 times"), std::string::npos) << reason;
+    fs::remove_all(dir);
+}
+
+}  // namespace

@@ -34,6 +34,23 @@ TEST(SqliteStore, PutFindReplaceAndListInOrder) {
     fs::remove_all(dir);
 }
 
+TEST(SqliteStore, AttemptsAreCountedDurablyPerKey) {
+    fs::path dir = make_temp_dir("kbench-test-store-");
+    {
+        auto store = open_sqlite_store(dir / "kbench.db");
+        EXPECT_EQ(store->attempts("k1"), 0);
+        EXPECT_EQ(store->begin_attempt("k1"), 1);
+        EXPECT_EQ(store->begin_attempt("k1"), 2);
+        EXPECT_EQ(store->begin_attempt("k2"), 1);
+        EXPECT_EQ(store->attempts("k1"), 2);
+    }
+    auto again = open_sqlite_store(dir / "kbench.db");
+    EXPECT_EQ(again->attempts("k1"), 2);
+    EXPECT_EQ(again->attempts("k2"), 1);
+    EXPECT_EQ(again->begin_attempt("k1"), 3);
+    fs::remove_all(dir);
+}
+
 TEST(SqliteStore, SafeFromSeveralThreads) {
     fs::path dir = make_temp_dir("kbench-test-store-");
     auto store = open_sqlite_store(dir / "kbench.db");
