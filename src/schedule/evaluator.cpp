@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <random>
 #include <regex>
 #include <thread>
 
@@ -227,7 +228,7 @@ Verdict Evaluator::evaluate_once(const ProblemSpec& problem, const CandidateSpec
         return v;
     }
     const CheckConfig& c = options_.config;
-    judge_call(
+    json prepared = judge_call(
         {{"op", "prepare"},
          {"problem",
           {{"name", problem.name}, {"code", problem.code}, {"sha256", sha256_hex(problem.code)}}},
@@ -239,6 +240,7 @@ Verdict Evaluator::evaluate_once(const ProblemSpec& problem, const CandidateSpec
            {"atol", c.atol()},
            {"rtol", c.rtol()}}}},
         600);
+    inputs_deterministic_ = prepared.value("inputs_deterministic", false);
     run_candidate(problem, candidate, v);
     return v;
 }
@@ -331,39 +333,73 @@ bool Evaluator::check_correctness(SandboxProcess& sandbox, Verdict& v) {
     return true;
 }
 
-// The candidate in its sandbox on input sets that rotate between calls, the last call's output
-// checked again, then the baseline in the judge, which never loads candidate code.
+// The candidate in its sandbox, the last timed call's output checked again, then the baseline
+// in the judge, which never loads candidate code. Strict: every timed call on inputs of its own
+// seed, secret until then, so that no output can be remembered and replayed; the reference
+// harness's mode: calls on the base seed's inputs, as it does.
 void Evaluator::time_candidate(SandboxProcess& sandbox, Verdict& v) {
     const CheckConfig& c = options_.config;
     const bool strict = c.mode == Mode::strict;
+    // Inputs of their own for every call need a get_inputs() that the seed alone decides;
+    // otherwise calls rotate over the judge's input sets.
+    const bool fresh = strict && inputs_deterministic_;
     auto timing_start = Clock::now();
-    // Input sets that rotate between timed calls, as many as fit in an eighth of the memory.
+    // The baseline's inputs rotate over up to three trials, as many as fit in an eighth of the
+    // memory.
     std::vector<int> set_trials;
-    json sets = json::array(), stages = json::array();
     std::size_t budget = device_info_.value("memory_bytes", std::size_t(0)) / 8;
-    int wanted = strict ? std::min(c.trials, 3) : 1;
-    for (int t = 0; t < wanted; ++t) {
-        int trial = strict ? t : -1;  // KernelBench times on the base seed's inputs
-        json stage = judge_call({{"op", "stage"}, {"trial", trial}}, 600);
-        set_trials.push_back(trial);
+    json sets = json::array(), stages = json::array();
+    if (strict) {
+        int wanted = std::min(c.trials, 3);
+        for (int t = 0; t < wanted; ++t) {
+            json stage = judge_call({{"op", "stage"}, {"trial", t}}, 600);
+            set_trials.push_back(t);
+            if (!fresh) {
+                sets.push_back({{"inputs", stage.at("inputs")}, {"outputs", stage.at("outputs")}});
+                stages.push_back(stage.at("stage"));
+            }
+            std::size_t bytes = stage.value("bytes", std::size_t(0));
+            if (bytes > 0 && budget > 0) wanted = std::clamp(int(budget / bytes), 1, wanted);
+        }
+        if (fresh) judge_call({{"op", "drop_stages"}}, 120);
+    } else {
+        // KernelBench times on the base seed's inputs.
+        json stage = judge_call({{"op", "stage"}, {"trial", -1}}, 600);
         sets.push_back({{"inputs", stage.at("inputs")}, {"outputs", stage.at("outputs")}});
-        stages.push_back(stage.at("stage"));
-        std::size_t bytes = stage.value("bytes", std::size_t(0));
-        if (bytes > 0 && budget > 0) wanted = std::clamp(int(budget / bytes), 1, wanted);
+        set_trials.push_back(-1);
     }
-    detail("  timing over " + std::to_string(set_trials.size()) + " input set(s)");
-    auto reply = sandbox.call({{"op", "time"}, {"sets", sets}, {"timing", c.timing.to_json()}},
-                              c.limits.timing_s);
+    json request = {{"op", "time"}, {"sets", sets}, {"timing", c.timing.to_json()}};
+    if (fresh) {
+        std::random_device entropy;
+        request["fresh_seed"] = (std::uint64_t(entropy()) << 32 | entropy()) >> 1;
+        detail("  timing on fresh inputs for every call");
+    } else {
+        detail("  timing over " + std::to_string(set_trials.size()) + " input set(s)");
+    }
+    auto reply = sandbox.call(request, c.limits.timing_s);
     if (!accept(reply, sandbox, "timing", c.limits.timing_s, v)) {
         judge_call({{"op", "drop_stages"}}, 120);
         return;
     }
-    sandbox.finish();
-    std::size_t last_set = reply.body.value("last_set", std::size_t(0));
-    if (strict) {
+    if (fresh) {
+        // The judge's inputs and reference for the last call's seed; the sandbox's own inputs
+        // and output of that call go into the judge's buffers.
+        constexpr int kLastTimedCall = 1000;
+        json stage = judge_call(
+            {{"op", "stage"}, {"trial", kLastTimedCall}, {"seed", reply.body.at("last_seed")}},
+            600);
+        auto last = sandbox.call({{"op", "report_last"},
+                                  {"inputs", stage.at("inputs")},
+                                  {"outputs", stage.at("outputs")}},
+                                 c.limits.timing_s);
+        if (!accept(last, sandbox, "timing", c.limits.timing_s, v)) {
+            judge_call({{"op", "drop_stages"}}, 120);
+            return;
+        }
+        sandbox.finish();
         json recheck = judge_call({{"op", "compare"},
-                                   {"stage", stages.at(last_set)},
-                                   {"report", reply.body.at("report")},
+                                   {"stage", stage.at("stage")},
+                                   {"report", last.body.at("report")},
                                    {"check_inputs", true},
                                    {"where", "the last timed call"}},
                                   600);
@@ -371,8 +407,27 @@ void Evaluator::time_candidate(SandboxProcess& sandbox, Verdict& v) {
             judge_call({{"op", "drop_stages"}}, 120);
             v.status = Status::incorrect;
             v.reason = recheck.value("reason", std::string()) +
-                       " (outputs of timed calls are checked too)";
+                       " (outputs of timed calls are checked too, each call on inputs of its "
+                       "own)";
             return;
+        }
+    } else {
+        sandbox.finish();
+        if (strict) {
+            std::size_t last_set = reply.body.value("last_set", std::size_t(0));
+            json recheck = judge_call({{"op", "compare"},
+                                       {"stage", stages.at(last_set)},
+                                       {"report", reply.body.at("report")},
+                                       {"check_inputs", true},
+                                       {"where", "the last timed call"}},
+                                      600);
+            if (!recheck.value("passed", false)) {
+                judge_call({{"op", "drop_stages"}}, 120);
+                v.status = Status::incorrect;
+                v.reason = recheck.value("reason", std::string()) +
+                           " (outputs of timed calls are checked too)";
+                return;
+            }
         }
     }
     judge_call({{"op", "drop_stages"}}, 120);

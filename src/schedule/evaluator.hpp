@@ -79,6 +79,7 @@ class Evaluator {
     std::unique_ptr<WorkerProcess> zygote_;
     int sandbox_count_ = 0;
     json device_info_;
+    bool inputs_deterministic_ = false;  // of the problem last prepared in the judge
 };
 
 }  // namespace kbench::schedule

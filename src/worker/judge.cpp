@@ -43,6 +43,7 @@ struct Problem {
     CompareSpec spec;
     std::map<int, Trial> trials;
     std::map<std::string, json> baselines;
+    bool inputs_deterministic = true;  // get_inputs() gives the same under the same seed
 };
 
 std::string trial_label(int trial) {
@@ -95,7 +96,10 @@ class Judge {
         const json& problem = request.at("problem");
         const json& config = request.at("config");
         std::string key = problem.at("sha256").get<std::string>() + "/" + config.dump();
-        if (problem_ && problem_->key == key) return {{"ok", true}, {"cached", true}};
+        if (problem_ && problem_->key == key)
+            return {{"ok", true},
+                    {"cached", true},
+                    {"inputs_deterministic", problem_->inputs_deterministic}};
         stages_.clear();
         problem_.reset();
         release_memory();
@@ -115,9 +119,37 @@ class Judge {
         p->model = construct_model(p->module.attr("Model"), p->module.attr("get_init_inputs"),
                                    p->seed, device_.torch_device(), p->dtype);
         p->seeds = trial_seeds(p->seed, config.value("trials", 5));
+        p->inputs_deterministic = inputs_repeat(*p);
         device_.synchronize();
         problem_ = std::move(p);
-        return {{"ok", true}, {"cached", false}};
+        return {{"ok", true},
+                {"cached", false},
+                {"inputs_deterministic", problem_->inputs_deterministic}};
+    }
+
+    // Whether get_inputs() under one seed gives bitwise the same values twice: timed calls can
+    // then have inputs of their own that the judge regenerates from the seed alone.
+    bool inputs_repeat(Problem& p) {
+        auto generate = [&] {
+            seed_torch(p.seed);
+            py::object raw =
+                call_on_device(p.module.attr("get_inputs"), device_.torch_name(), py::tuple());
+            return prepare_values(raw, device_.torch_device(), p.dtype);
+        };
+        py::list a = generate();
+        py::list b = generate();
+        if (a.size() != b.size()) return false;
+        for (std::size_t j = 0; j < a.size(); ++j) {
+            bool ta = THPVariable_Check(a[j].ptr()), tb = THPVariable_Check(b[j].ptr());
+            if (ta != tb) return false;
+            if (!ta) {
+                if (!a[j].equal(b[j])) return false;
+                continue;
+            }
+            if (!bitwise_equal(THPVariable_Unpack(a[j].ptr()), THPVariable_Unpack(b[j].ptr())))
+                return false;
+        }
+        return true;
     }
 
     Problem& problem() {
@@ -125,19 +157,24 @@ class Judge {
         return *problem_;
     }
 
-    Trial& trial(int index) {
+    // Trial index: -1 the base seed's inputs, 0.. the correctness trials; with an explicit seed
+    // (the inputs of a timed call), any index the caller reserves for such trials.
+    Trial& trial(int index, std::optional<std::uint64_t> seed = std::nullopt) {
         Problem& p = problem();
-        if (auto it = p.trials.find(index); it != p.trials.end()) return it->second;
+        if (auto it = p.trials.find(index); it != p.trials.end()) {
+            if (!seed || it->second.seed == *seed) return it->second;
+            p.trials.erase(it);
+        }
         trim_trial_cache();
-        Trial t = compute_trial(index);
+        Trial t = compute_trial(index, seed);
         return p.trials.emplace(index, std::move(t)).first->second;
     }
 
-    Trial compute_trial(int index) {
+    Trial compute_trial(int index, std::optional<std::uint64_t> seed) {
         Problem& p = problem();
-        if (index >= int(p.seeds.size())) throw std::runtime_error("no such trial");
+        if (!seed && index >= int(p.seeds.size())) throw std::runtime_error("no such trial");
         Trial t;
-        t.seed = index < 0 ? p.seed : p.seeds[std::size_t(index)];
+        t.seed = seed ? *seed : index < 0 ? p.seed : p.seeds[std::size_t(index)];
         seed_torch(t.seed);
         py::object raw =
             call_on_device(p.module.attr("get_inputs"), device_.torch_name(), py::tuple());
@@ -200,7 +237,9 @@ class Judge {
 
     json stage(const json& request) {
         int index = request.at("trial").get<int>();
-        Trial& t = trial(index);
+        std::optional<std::uint64_t> seed;
+        if (request.contains("seed")) seed = request.at("seed").get<std::uint64_t>();
+        Trial& t = trial(index, seed);
         Stage s;
         s.trial = index;
         json inputs = json::array(), outputs = json::array();

@@ -57,6 +57,7 @@ class Sandbox {
             if (op == "load") return load(request);
             if (op == "run") return run(request);
             if (op == "time") return time(request);
+            if (op == "report_last") return report_last(request);
             return {{"ok", false}, {"status", "infra_error"}, {"error", "unknown request " + op}};
         } catch (const py::error_already_set& e) {
             return {{"ok", false}, {"status", fault}, {"error", describe_python_error(e)}};
@@ -70,13 +71,13 @@ class Sandbox {
     json load(const json& request) {
         device_.emplace(Device::open(device_kind_));
         dtype_ = precision_dtype(request.value("precision", std::string("fp32")));
-        py::module_ reference = exec_module(request.at("reference_code").get<std::string>(),
-                                            "kbench_reference", "<reference>");
+        reference_ = exec_module(request.at("reference_code").get<std::string>(),
+                                 "kbench_reference", "<reference>");
         py::module_ candidate =
             import_file(request.at("candidate_file").get<std::string>(), "kbench_candidate");
         if (!py::hasattr(candidate, "ModelNew"))
             throw CandidateFault("load_error", "the candidate defines no ModelNew");
-        model_ = construct_model(candidate.attr("ModelNew"), reference.attr("get_init_inputs"),
+        model_ = construct_model(candidate.attr("ModelNew"), reference_.attr("get_init_inputs"),
                                  request.value("seed", std::uint64_t(42)), device_->torch_device(),
                                  dtype_);
         if (!py::hasattr(model_, "__call__"))
@@ -157,7 +158,72 @@ class Sandbox {
         return {{"ok", true}, {"report", report_and_copy(result, set)}};
     }
 
+    // A timed call's own seed: the run's secret base seed and the call's number, mixed
+    // (splitmix64), kept below 2^63 for torch.manual_seed.
+    static std::uint64_t call_seed(std::uint64_t base, std::size_t call) {
+        std::uint64_t z = base + 0x9e3779b97f4a7c15ull * (call + 1);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return (z ^ (z >> 31)) >> 1;
+    }
+
+    // kbench's protocol: every call, warm-up included, gets inputs no call has had before,
+    // made by the reference's get_inputs() under the call's seed, outside the timed window. A
+    // candidate that remembers outputs by input address or content therefore has nothing to
+    // replay. The last call's inputs and output are kept for report_last.
+    json time_on_fresh_inputs(const TimingConfig& config, std::uint64_t base) {
+        auto timer = make_timing_device(*device_, 0);
+        py::tuple args;
+        std::uint64_t seed = 0;
+        py::object last;
+        auto prepare = [&](std::size_t i) {
+            args = py::tuple();  // the previous call's inputs go before the next ones come
+            last = py::none();
+            seed = call_seed(base, i);
+            seed_torch(seed);
+            py::object raw =
+                call_on_device(reference_.attr("get_inputs"), device_->torch_name(), py::tuple());
+            args = py::tuple(prepare_values(raw, device_->torch_device(), dtype_));
+            device_->synchronize();
+        };
+        auto call = [&](std::size_t) { last = model_(*args); };
+        timing::Measurement m = timing::measure(*timer, call, config, prepare);
+        device_->synchronize();
+        last_args_ = args;
+        last_output_ = last;
+        return {{"ok", true}, {"measurement", m.to_json()}, {"last_seed", seed}};
+    }
+
+    // The last timed call for the judge: its output into the judge's buffers for the call's
+    // seed, and its inputs over the judge's copies of them, so that the judge checks both the
+    // output and that the inputs were what get_inputs() gives for that seed, left unchanged.
+    json report_last(const json& request) {
+        if (!last_output_) throw std::runtime_error("no timed call to report");
+        CallSet judge_set = open_set(request);
+        CallSet mine;
+        mine.args = last_args_;
+        mine.outputs = judge_set.outputs;
+        for (std::size_t j = 0; j < last_args_.size(); ++j) {
+            py::handle arg = last_args_[j];
+            if (!THPVariable_Check(arg.ptr())) {
+                mine.inputs.emplace_back();
+                continue;
+            }
+            at::Tensor t = THPVariable_Unpack(arg.ptr());
+            mine.inputs.push_back(t);
+            if (j < judge_set.inputs.size() && judge_set.inputs[j].defined() &&
+                judge_set.inputs[j].sizes() == t.sizes() &&
+                judge_set.inputs[j].scalar_type() == t.scalar_type())
+                judge_set.inputs[j].copy_(t);
+        }
+        json report = report_and_copy(*last_output_, mine);
+        return {{"ok", true}, {"report", report}};
+    }
+
     json time(const json& request) {
+        if (request.contains("fresh_seed"))
+            return time_on_fresh_inputs(TimingConfig::from_json(request.at("timing")),
+                                        request.at("fresh_seed").get<std::uint64_t>());
         std::vector<CallSet> sets;
         for (const json& set : request.at("sets")) sets.push_back(open_set(set));
         if (sets.empty()) throw std::runtime_error("time needs at least one input set");
@@ -182,7 +248,10 @@ class Sandbox {
     std::string device_kind_;
     std::optional<Device> device_;
     at::ScalarType dtype_ = at::kFloat;
+    py::module_ reference_;
     py::object model_;
+    py::tuple last_args_;
+    std::optional<py::object> last_output_;
 };
 
 }  // namespace

@@ -55,6 +55,28 @@ TEST(Measurement, ColdProtocolMeasuresRealWork) {
     EXPECT_LT(mid, 4000.0);
 }
 
+TEST(Measurement, PrepareRunsBeforeEveryCallOutsideTheTimedWindow) {
+    CpuTimingDevice device(1 << 16);
+    TimingConfig config;
+    config.max_seconds = 1.0;
+    std::vector<std::size_t> prepared, called;
+    Measurement m = measure_cold(
+        device,
+        [&](std::size_t i) {
+            ASSERT_FALSE(prepared.empty());
+            EXPECT_EQ(prepared.back(), i) << "each call gets its own preparation";
+            called.push_back(i);
+            spin_for(std::chrono::microseconds(300));
+        },
+        config,
+        [&](std::size_t i) {
+            prepared.push_back(i);
+            spin_for(std::chrono::microseconds(3000));  // ten times the call: must not count
+        });
+    EXPECT_EQ(prepared, called);
+    EXPECT_LT(median(m.samples_us), 2000.0) << "preparation time leaked into the samples";
+}
+
 TEST(Measurement, HostClockCatchesWorkTheStreamMissed) {
     PartialStreamDevice device;
     TimingConfig config;

@@ -60,7 +60,8 @@ json Measurement::to_json() const {
                 {"n", s.n}};
 }
 
-Measurement measure_cold(TimingDevice& device, const TimedCall& call, const TimingConfig& config) {
+Measurement measure_cold(TimingDevice& device, const TimedCall& call, const TimingConfig& config,
+                         const PrepareCall& prepare) {
     Measurement m;
     m.host_overhead_us = host_overhead_us(device);
 
@@ -68,6 +69,7 @@ Measurement measure_cold(TimingDevice& device, const TimedCall& call, const Timi
                         config.warmup_tolerance);
     auto warmup_start = Clock::now();
     while (!warmup.is_finished(seconds_since(warmup_start))) {
+        if (prepare) prepare(m.calls);
         device.flush_cache();
         device.synchronize();
         auto h0 = Clock::now();
@@ -81,6 +83,7 @@ Measurement measure_cold(TimingDevice& device, const TimedCall& call, const Timi
                                 config.target_rel_halfwidth);
     auto sampling_start = Clock::now();
     while (!criterion.is_finished(seconds_since(sampling_start))) {
+        if (prepare) prepare(m.calls);
         device.flush_cache();
         device.synchronize();
         auto h0 = Clock::now();
@@ -127,9 +130,10 @@ Measurement measure_kernelbench(TimingDevice& device, const TimedCall& call,
     return m;
 }
 
-Measurement measure(TimingDevice& device, const TimedCall& call, const TimingConfig& config) {
+Measurement measure(TimingDevice& device, const TimedCall& call, const TimingConfig& config,
+                    const PrepareCall& prepare) {
     return config.protocol == Mode::kernelbench ? measure_kernelbench(device, call, config)
-                                                : measure_cold(device, call, config);
+                                                : measure_cold(device, call, config, prepare);
 }
 
 }  // namespace kbench::timing

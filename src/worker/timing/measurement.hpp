@@ -11,6 +11,8 @@ namespace kbench::timing {
 
 // Runs the timed function once; the argument counts calls, so that inputs can rotate.
 using TimedCall = std::function<void(std::size_t call)>;
+// Runs before each call of kbench's protocol, outside the timed window (fresh inputs, say).
+using PrepareCall = std::function<void(std::size_t call)>;
 
 struct Measurement {
     std::vector<double> samples_us;
@@ -29,13 +31,16 @@ struct Measurement {
 // kbench's protocol: warm up until steady; per sample flush the cache, synchronise, mark the
 // stream around the call, synchronise the whole device, and keep the larger of the stream clock
 // and the host clock (less its measured overhead); stop on the configured criterion.
-Measurement measure_cold(TimingDevice& device, const TimedCall& call, const TimingConfig& config);
+Measurement measure_cold(TimingDevice& device, const TimedCall& call, const TimingConfig& config,
+                         const PrepareCall& prepare = {});
 
 // The reference harness's protocol: fixed warm-ups, a fixed sample count with the first dropped,
 // events on the current stream only, the mean as headline.
 Measurement measure_kernelbench(TimingDevice& device, const TimedCall& call,
                                 const TimingConfig& config);
 
-Measurement measure(TimingDevice& device, const TimedCall& call, const TimingConfig& config);
+// prepare applies to kbench's protocol only; the reference harness's has no such step.
+Measurement measure(TimingDevice& device, const TimedCall& call, const TimingConfig& config,
+                    const PrepareCall& prepare = {});
 
 }  // namespace kbench::timing
