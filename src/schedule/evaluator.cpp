@@ -333,6 +333,21 @@ bool Evaluator::check_correctness(SandboxProcess& sandbox, Verdict& v) {
     return true;
 }
 
+// The judge's check of the last timed call; on failure the verdict says why and stages go.
+bool Evaluator::last_call_passes(const json& stage, const json& report, Verdict& v) {
+    json recheck = judge_call({{"op", "compare"},
+                               {"stage", stage},
+                               {"report", report},
+                               {"check_inputs", true},
+                               {"where", "the last timed call"}},
+                              600);
+    if (recheck.value("passed", false)) return true;
+    judge_call({{"op", "drop_stages"}}, 120);
+    v.status = Status::incorrect;
+    v.reason = recheck.value("reason", std::string()) + " (outputs of timed calls are checked too)";
+    return false;
+}
+
 // The candidate in its sandbox, the last timed call's output checked again, then the baseline
 // in the judge, which never loads candidate code. Strict: every timed call on inputs of its own
 // seed, secret until then, so that no output can be remembered and replayed; the reference
@@ -397,38 +412,11 @@ void Evaluator::time_candidate(SandboxProcess& sandbox, Verdict& v) {
             return;
         }
         sandbox.finish();
-        json recheck = judge_call({{"op", "compare"},
-                                   {"stage", stage.at("stage")},
-                                   {"report", last.body.at("report")},
-                                   {"check_inputs", true},
-                                   {"where", "the last timed call"}},
-                                  600);
-        if (!recheck.value("passed", false)) {
-            judge_call({{"op", "drop_stages"}}, 120);
-            v.status = Status::incorrect;
-            v.reason = recheck.value("reason", std::string()) +
-                       " (outputs of timed calls are checked too, each call on inputs of its "
-                       "own)";
-            return;
-        }
+        if (!last_call_passes(stage.at("stage"), last.body.at("report"), v)) return;
     } else {
         sandbox.finish();
-        if (strict) {
-            std::size_t last_set = reply.body.value("last_set", std::size_t(0));
-            json recheck = judge_call({{"op", "compare"},
-                                       {"stage", stages.at(last_set)},
-                                       {"report", reply.body.at("report")},
-                                       {"check_inputs", true},
-                                       {"where", "the last timed call"}},
-                                      600);
-            if (!recheck.value("passed", false)) {
-                judge_call({{"op", "drop_stages"}}, 120);
-                v.status = Status::incorrect;
-                v.reason = recheck.value("reason", std::string()) +
-                           " (outputs of timed calls are checked too)";
-                return;
-            }
-        }
+        std::size_t last_set = reply.body.value("last_set", std::size_t(0));
+        if (strict && !last_call_passes(stages.at(last_set), reply.body.at("report"), v)) return;
     }
     judge_call({{"op", "drop_stages"}}, 120);
     const json& measured = reply.body.at("measurement");

@@ -72,6 +72,7 @@ class Evaluator {
     void note(const std::string& line);
     void detail(const std::string& line);
     Verdict blank_verdict(const ProblemSpec& problem, const CandidateSpec& candidate);
+    bool last_call_passes(const json& stage, const json& report, Verdict& v);
 
     EvaluatorOptions options_;
     BuilderPool& builds_;
