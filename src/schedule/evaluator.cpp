@@ -240,7 +240,15 @@ Verdict Evaluator::evaluate_once(const ProblemSpec& problem, const CandidateSpec
            {"atol", c.atol()},
            {"rtol", c.rtol()}}}},
         600);
-    inputs_deterministic_ = prepared.value("inputs_deterministic", false);
+    // Inputs of their own for every timed call need a get_inputs() that the seed alone decides
+    // and that is quick enough to run before every call (a giant input made on a CPU is not).
+    constexpr double kFreshInputsSecondsMax = 0.5;
+    fresh_inputs_ = prepared.value("inputs_deterministic", false) &&
+                    prepared.value("inputs_seconds", 1e9) < kFreshInputsSecondsMax;
+    detail("  reference inputs: " +
+           std::string(prepared.value("inputs_deterministic", false) ? "decided by the seed"
+                                                                     : "not decided by the seed") +
+           ", made in " + seconds_text(prepared.value("inputs_seconds", 0.0)));
     run_candidate(problem, candidate, v);
     return v;
 }
@@ -355,9 +363,9 @@ bool Evaluator::last_call_passes(const json& stage, const json& report, Verdict&
 void Evaluator::time_candidate(SandboxProcess& sandbox, Verdict& v) {
     const CheckConfig& c = options_.config;
     const bool strict = c.mode == Mode::strict;
-    // Inputs of their own for every call need a get_inputs() that the seed alone decides;
-    // otherwise calls rotate over the judge's input sets.
-    const bool fresh = strict && inputs_deterministic_;
+    // Strict timing gives every call inputs of its own where it can (see evaluate_once), else
+    // calls rotate over the judge's input sets.
+    const bool fresh = strict && fresh_inputs_;
     auto timing_start = Clock::now();
     // The baseline's inputs rotate over up to three trials, as many as fit in an eighth of the
     // memory.

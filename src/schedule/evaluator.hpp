@@ -80,7 +80,7 @@ class Evaluator {
     std::unique_ptr<WorkerProcess> zygote_;
     int sandbox_count_ = 0;
     json device_info_;
-    bool inputs_deterministic_ = false;  // of the problem last prepared in the judge
+    bool fresh_inputs_ = false;  // timed calls get inputs of their own (the prepared problem)
 };
 
 }  // namespace kbench::schedule

@@ -1,5 +1,6 @@
 #include "worker/judge.hpp"
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -44,6 +45,7 @@ struct Problem {
     std::map<int, Trial> trials;
     std::map<std::string, json> baselines;
     bool inputs_deterministic = true;  // get_inputs() gives the same under the same seed
+    double inputs_seconds = 0;         // what one get_inputs() call took
 };
 
 std::string trial_label(int trial) {
@@ -99,7 +101,8 @@ class Judge {
         if (problem_ && problem_->key == key)
             return {{"ok", true},
                     {"cached", true},
-                    {"inputs_deterministic", problem_->inputs_deterministic}};
+                    {"inputs_deterministic", problem_->inputs_deterministic},
+                    {"inputs_seconds", problem_->inputs_seconds}};
         stages_.clear();
         problem_.reset();
         release_memory();
@@ -124,7 +127,8 @@ class Judge {
         problem_ = std::move(p);
         return {{"ok", true},
                 {"cached", false},
-                {"inputs_deterministic", problem_->inputs_deterministic}};
+                {"inputs_deterministic", problem_->inputs_deterministic},
+                {"inputs_seconds", problem_->inputs_seconds}};
     }
 
     // Whether get_inputs() under one seed gives bitwise the same values twice: timed calls can
@@ -136,7 +140,11 @@ class Judge {
                 call_on_device(p.module.attr("get_inputs"), device_.torch_name(), py::tuple());
             return prepare_values(raw, device_.torch_device(), p.dtype);
         };
+        auto start = std::chrono::steady_clock::now();
         py::list a = generate();
+        device_.synchronize();
+        p.inputs_seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         py::list b = generate();
         if (a.size() != b.size()) return false;
         for (std::size_t j = 0; j < a.size(); ++j) {
