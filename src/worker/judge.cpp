@@ -135,10 +135,8 @@ class Judge {
     // then have inputs of their own that the judge regenerates from the seed alone.
     bool inputs_repeat(Problem& p) {
         auto generate = [&] {
-            seed_torch(p.seed);
-            py::object raw =
-                call_on_device(p.module.attr("get_inputs"), device_.torch_name(), py::tuple());
-            return prepare_values(raw, device_.torch_device(), p.dtype);
+            return make_inputs(p.module.attr("get_inputs"), p.seed, device_.torch_device(),
+                               p.dtype);
         };
         auto start = std::chrono::steady_clock::now();
         py::list a = generate();
@@ -183,10 +181,8 @@ class Judge {
         if (!seed && index >= int(p.seeds.size())) throw std::runtime_error("no such trial");
         Trial t;
         t.seed = seed ? *seed : index < 0 ? p.seed : p.seeds[std::size_t(index)];
-        seed_torch(t.seed);
-        py::object raw =
-            call_on_device(p.module.attr("get_inputs"), device_.torch_name(), py::tuple());
-        py::list values = prepare_values(raw, device_.torch_device(), p.dtype);
+        py::list values =
+            make_inputs(p.module.attr("get_inputs"), t.seed, device_.torch_device(), p.dtype);
         py::list call_args;
         for (py::handle v : values) {
             t.values.push_back(py::reinterpret_borrow<py::object>(v));

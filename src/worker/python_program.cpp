@@ -79,6 +79,13 @@ py::list prepare_values(py::handle values, const at::Device& device, at::ScalarT
     return out;
 }
 
+py::list make_inputs(py::handle get_inputs, std::uint64_t seed, const at::Device& device,
+                     at::ScalarType float_dtype) {
+    seed_torch(seed);
+    py::object raw = call_on_device(get_inputs, device.str(), py::tuple());
+    return prepare_values(raw, device, float_dtype);
+}
+
 py::object construct_model(py::handle cls, py::handle get_init_inputs, std::uint64_t seed,
                            const at::Device& device, at::ScalarType float_dtype) {
     std::string name = device.str();

@@ -27,6 +27,11 @@ py::object call_on_device(py::handle fn, const std::string& device, const py::tu
 // Tensors moved to the device, floating ones cast to float_dtype; other values unchanged.
 py::list prepare_values(py::handle values, const at::Device& device, at::ScalarType float_dtype);
 
+// KernelBench's input rule: seed, get_inputs() with the device as default device, then the
+// values through prepare_values.
+py::list make_inputs(py::handle get_inputs, std::uint64_t seed, const at::Device& device,
+                     at::ScalarType float_dtype);
+
 // KernelBench's construction rule: seed, get_init_inputs(), seed again, cls(*init), then the
 // module moved to the device and precision.
 py::object construct_model(py::handle cls, py::handle get_init_inputs, std::uint64_t seed,

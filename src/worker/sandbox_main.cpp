@@ -180,10 +180,8 @@ class Sandbox {
             args = py::tuple();  // the previous call's inputs go before the next ones come
             last = py::none();
             seed = call_seed(base, i);
-            seed_torch(seed);
-            py::object raw =
-                call_on_device(reference_.attr("get_inputs"), device_->torch_name(), py::tuple());
-            args = py::tuple(prepare_values(raw, device_->torch_device(), dtype_));
+            args = py::tuple(
+                make_inputs(reference_.attr("get_inputs"), seed, device_->torch_device(), dtype_));
             device_->synchronize();
         };
         auto call = [&](std::size_t) { last = model_(*args); };
