@@ -301,6 +301,7 @@ bool Evaluator::check_correctness(SandboxProcess& sandbox, Verdict& v) {
     std::string first_failure;
     for (int t = 0; t < c.trials; ++t) {
         json stage = judge_call({{"op", "stage"}, {"trial", t}}, 600);
+        if (t == 0) trial_bytes_ = stage.value("bytes", std::size_t(0));
         reply = sandbox.call({{"op", "run"},
                               {"seed", stage.at("seed")},
                               {"inputs", stage.at("inputs")},
@@ -374,17 +375,15 @@ void Evaluator::time_candidate(SandboxProcess& sandbox, Verdict& v) {
     json sets = json::array(), stages = json::array();
     if (strict) {
         int wanted = std::min(c.trials, 3);
+        if (trial_bytes_ > 0 && budget > 0)
+            wanted = std::clamp(int(budget / trial_bytes_), 1, wanted);
         for (int t = 0; t < wanted; ++t) {
-            json stage = judge_call({{"op", "stage"}, {"trial", t}}, 600);
             set_trials.push_back(t);
-            if (!fresh) {
-                sets.push_back({{"inputs", stage.at("inputs")}, {"outputs", stage.at("outputs")}});
-                stages.push_back(stage.at("stage"));
-            }
-            std::size_t bytes = stage.value("bytes", std::size_t(0));
-            if (bytes > 0 && budget > 0) wanted = std::clamp(int(budget / bytes), 1, wanted);
+            if (fresh) continue;  // the sandbox makes its own inputs
+            json stage = judge_call({{"op", "stage"}, {"trial", t}}, 600);
+            sets.push_back({{"inputs", stage.at("inputs")}, {"outputs", stage.at("outputs")}});
+            stages.push_back(stage.at("stage"));
         }
-        if (fresh) judge_call({{"op", "drop_stages"}}, 120);
     } else {
         // KernelBench times on the base seed's inputs.
         json stage = judge_call({{"op", "stage"}, {"trial", -1}}, 600);

@@ -80,7 +80,8 @@ class Evaluator {
     std::unique_ptr<WorkerProcess> zygote_;
     int sandbox_count_ = 0;
     json device_info_;
-    bool fresh_inputs_ = false;  // timed calls get inputs of their own (the prepared problem)
+    std::size_t trial_bytes_ = 0;  // inputs and reference outputs of one correctness trial
+    bool fresh_inputs_ = false;    // timed calls get inputs of their own (the prepared problem)
 };
 
 }  // namespace kbench::schedule
