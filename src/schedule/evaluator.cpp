@@ -243,12 +243,12 @@ Verdict Evaluator::evaluate_once(const ProblemSpec& problem, const CandidateSpec
     // Inputs of their own for every timed call need a get_inputs() that the seed alone decides
     // and that is quick enough to run before every call (a giant input made on a CPU is not).
     constexpr double kFreshInputsSecondsMax = 0.5;
-    fresh_inputs_ = prepared.value("inputs_deterministic", false) &&
-                    prepared.value("inputs_seconds", 1e9) < kFreshInputsSecondsMax;
-    detail("  reference inputs: " +
-           std::string(prepared.value("inputs_deterministic", false) ? "decided by the seed"
-                                                                     : "not decided by the seed") +
-           ", made in " + seconds_text(prepared.value("inputs_seconds", 0.0)));
+    bool deterministic = prepared.value("inputs_deterministic", false);
+    double seconds = prepared.value("inputs_seconds", 1e9);
+    fresh_inputs_ = deterministic && seconds < kFreshInputsSecondsMax;
+    detail(std::string("  reference inputs: ") +
+           (deterministic ? "decided by the seed" : "not decided by the seed") + ", made in " +
+           seconds_text(seconds));
     run_candidate(problem, candidate, v);
     return v;
 }
