@@ -133,43 +133,47 @@ int run_eval(const EvalOptions& o) {
     fs::create_directories(run_dir);
     auto store = store::open_sqlite_store(o.db ? fs::path(*o.db) : run_dir / "kbench.db");
 
-    std::vector<schedule::EvalItem> pending;
-    for (const auto& item : items) {
-        auto stored = store->find(item.key);
-        // Harness failures are not verdicts on the candidate: they are always tried again.
-        if (o.force || !stored || stored->status == "infra_error") pending.push_back(item);
-    }
-    auto log = make_logger(o.run);
-    if (log)
-        log(std::to_string(items.size()) + " candidate(s) for " + std::to_string(problems.size()) +
-            " problem(s) in " + run_dir.string() + "; " +
-            std::to_string(items.size() - pending.size()) + " already done, " +
-            std::to_string(pending.size()) + " to do");
-
     // A candidate whose evaluation began in a run that stopped before its verdict (kbench
     // killed, the machine out of memory) is a suspect: it is evaluated alone, before the rest,
     // so that a second stop names it; after two such stops it gets a crash verdict, not a third.
-    report::JsonLinesReporter lines(std::cout);
     std::vector<schedule::EvalItem> suspects, rest;
-    for (const auto& item : pending) {
-        int attempts = store->find(item.key) ? 0 : store->attempts(item.key);
-        if (o.force || attempts == 0) {
+    std::vector<std::pair<schedule::EvalItem, int>> condemned;  // with their attempts
+    for (const auto& item : items) {
+        auto stored = store->find(item.key);
+        // Harness failures are not verdicts on the candidate: they are always tried again.
+        if (!o.force && stored && stored->status != "infra_error") continue;
+        int attempts = o.force || stored ? 0 : store->attempts(item.key);
+        if (attempts == 0) {
             rest.push_back(item);
         } else if (attempts == 1) {
             suspects.push_back(item);
         } else {
-            Verdict v = schedule::make_verdict(config, schedule::problem_spec(item.problem),
-                                               schedule::candidate_spec(item), "");
-            v.status = Status::crash;
-            v.reason = "kbench stopped " + std::to_string(attempts) +
-                       " times while evaluating this candidate, the last time with it running "
-                       "alone (killed, or out of memory); it is not evaluated again (--force "
-                       "does)";
-            store->put({item.key, item.candidate.level, item.candidate.problem_id,
-                        item.candidate.sample_id, std::string(to_string(v.status)), v.to_json()});
-            if (o.json) lines.verdict(v);
-            if (log) log(item.candidate.source + ": " + v.reason);
+            condemned.emplace_back(item, attempts);
         }
+    }
+    auto log = make_logger(o.run);
+    std::size_t to_do = suspects.size() + rest.size() + condemned.size();
+    if (log)
+        log(std::to_string(items.size()) + " candidate(s) for " + std::to_string(problems.size()) +
+            " problem(s) in " + run_dir.string() + "; " + std::to_string(items.size() - to_do) +
+            " already done, " + std::to_string(to_do) + " to do");
+
+    report::JsonLinesReporter lines(std::cout);
+    auto record = [&](const schedule::EvalItem& item, const Verdict& v) {
+        store->put({item.key, item.candidate.level, item.candidate.problem_id,
+                    item.candidate.sample_id, std::string(to_string(v.status)), v.to_json()});
+        if (o.json) lines.verdict(v);
+    };
+    for (const auto& [item, attempts] : condemned) {
+        Verdict v = schedule::make_verdict(config, schedule::problem_spec(item.problem),
+                                           schedule::candidate_spec(item), "");
+        v.status = Status::crash;
+        v.reason = "kbench stopped " + std::to_string(attempts) +
+                   " times while evaluating this candidate, the last time with it running "
+                   "alone (killed, or out of memory); it is not evaluated again (--force "
+                   "does)";
+        record(item, v);
+        if (log) log(item.candidate.source + ": " + v.reason);
     }
 
     if (!suspects.empty() || !rest.empty()) {
@@ -190,9 +194,7 @@ int run_eval(const EvalOptions& o) {
                                   !o.run.quiet && ::isatty(2));
         schedule::EvalEngine engine(e);
         auto stored = [&](const schedule::EvalItem& item, const Verdict& v, const std::string&) {
-            store->put({item.key, item.candidate.level, item.candidate.problem_id,
-                        item.candidate.sample_id, std::string(to_string(v.status)), v.to_json()});
-            if (o.json) lines.verdict(v);
+            record(item, v);
             if (!o.run.quiet) progress.add(std::string(to_string(v.status)));
         };
         auto started = [&](const schedule::EvalItem& item) { store->begin_attempt(item.key); };
