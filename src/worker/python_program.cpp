@@ -45,6 +45,49 @@ py::module_ import_file(const std::string& path, const std::string& module_name)
     return module;
 }
 
+namespace {
+
+// Wraps cpp_extension.load and load_inline so that extra_ldflags also names the loaded
+// libstdc++; done once per process, before the candidate imports anything.
+const char* kSharedLibstdcxx = R"PY(
+import functools, inspect
+import torch.utils.cpp_extension as ce
+
+def _kbench_link_shared_libstdcxx():
+    if getattr(ce, "_kbench_libstdcxx", None) is not None:
+        return
+    with open("/proc/self/maps") as maps:
+        lib = next((line.split()[-1] for line in maps if "/libstdc++.so" in line), "")
+    ce._kbench_libstdcxx = lib
+    if not lib:
+        return
+
+    def wrap(fn):
+        signature = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def build(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            flags = list(bound.arguments.get("extra_ldflags") or [])
+            if lib not in flags:
+                flags.append(lib)
+            bound.arguments["extra_ldflags"] = flags
+            return fn(*bound.args, **bound.kwargs)
+        return build
+
+    ce.load = wrap(ce.load)
+    ce.load_inline = wrap(ce.load_inline)
+
+_kbench_link_shared_libstdcxx()
+)PY";
+
+}  // namespace
+
+py::module_ import_candidate(const std::string& path) {
+    exec_module(kSharedLibstdcxx, "kbench_link_shared_libstdcxx", "<kbench>");
+    return import_file(path, "kbench_candidate");
+}
+
 void seed_torch(std::uint64_t seed) {
     py::module_::import("torch").attr("manual_seed")(seed);
 }

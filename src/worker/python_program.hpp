@@ -15,6 +15,14 @@ py::module_ exec_module(const std::string& code, const std::string& module_name,
 // Imports the file at path as module_name (Triton needs real files to read kernel source).
 py::module_ import_file(const std::string& path, const std::string& module_name);
 
+// Imports a candidate file as "kbench_candidate", the same way in the builder and in the sandbox
+// (the build and the load must agree, or PyTorch builds the extension again). Extensions it
+// builds through torch.utils.cpp_extension are linked against the libstdc++.so this process
+// has loaded: a compiler that links libstdc++ statically (some toolchain wrappers do) would
+// otherwise put a second copy beside libtorch's, and its streams break or crash on the first
+// number they format (a TORCH_CHECK message with a value in it, for one).
+py::module_ import_candidate(const std::string& path);
+
 // torch.manual_seed: the CPU generator and every CUDA generator, as KernelBench seeds.
 void seed_torch(std::uint64_t seed);
 

@@ -73,8 +73,7 @@ class Sandbox {
         dtype_ = precision_dtype(request.value("precision", std::string("fp32")));
         reference_ = exec_module(request.at("reference_code").get<std::string>(),
                                  "kbench_reference", "<reference>");
-        py::module_ candidate =
-            import_file(request.at("candidate_file").get<std::string>(), "kbench_candidate");
+        py::module_ candidate = import_candidate(request.at("candidate_file").get<std::string>());
         if (!py::hasattr(candidate, "ModelNew"))
             throw CandidateFault("load_error", "the candidate defines no ModelNew");
         model_ = construct_model(candidate.attr("ModelNew"), reference_.attr("get_init_inputs"),
@@ -265,7 +264,7 @@ int builder_main(int fd) {
     if (!message) return 0;
     json reply;
     try {
-        import_file(message->body.at("candidate_file").get<std::string>(), "kbench_candidate");
+        import_candidate(message->body.at("candidate_file").get<std::string>());
         reply = {{"ok", true}};
     } catch (const py::error_already_set& e) {
         std::string text = describe_python_error(e);

@@ -213,3 +213,45 @@ class ModelNew(nn.Module):
 }
 
 }  // namespace
+
+namespace {
+
+// Some toolchains (a g++ wrapper whose library folder holds only libstdc++.a, or one that adds
+// -static-libstdc++) link libstdc++ into every extension they build. That second copy's
+// streams, beside libtorch's, break on the first number they format: a TORCH_CHECK message
+// with a value in it came out cut short here and crashed the process on the H200 machine.
+// kbench links candidates' extensions against the libstdc++ already loaded.
+TEST_F(Cli, AnExtensionFromACompilerThatLinksLibstdcxxStaticallyStillFormatsNumbers) {
+    auto probe = run_command("c++ -print-file-name=libstdc++.a");
+    if (probe.out.find('/') == std::string::npos)
+        GTEST_SKIP() << "no libstdc++.a for c++ here, so no compiler can link it statically";
+    std::string wrapper = write("static-gxx", "#!/bin/sh\nexec c++ -static-libstdc++ \"$@\"\n");
+    fs::permissions(wrapper, fs::perms::owner_exec, fs::perm_options::add);
+    std::string cand = write("checks_dims.py", R"(import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+src = '''
+torch::Tensor f(torch::Tensor x) {
+  TORCH_CHECK(x.dim() == 3, "expected 3 dimensions, got ", x.dim(), " and scale ", 1.5);
+  return x.clamp_min(0);
+}
+'''
+ext = load_inline(name="kbench_cli_static_libstdcxx", cpp_sources=src, functions=["f"])
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return ext.f(x)
+)");
+    auto r = run_command("CXX=" + quote(wrapper) + " " +
+                         kbench("--device cpu --json --no-timing -q --cache-dir " +
+                                quote((dir_ / "cache").string()) + " " + quote(kReference) +
+                                " " + quote(cand)));
+    auto verdicts = json_lines(r.out);
+    ASSERT_EQ(verdicts.size(), 1u) << r.out << r.err;
+    EXPECT_EQ(verdicts[0]["status"], "runtime_error") << verdicts[0].dump(2);
+    EXPECT_NE(verdicts[0]["reason"].get<std::string>().find(
+                  "expected 3 dimensions, got 2 and scale 1.5"),
+              std::string::npos)
+        << verdicts[0].dump(2);
+}
+
+}  // namespace
