@@ -30,6 +30,7 @@ struct EvalOptions {
     std::string candidates;  // default: the built-in candidates for the device
     std::string device = "auto";
     std::string gpus = "all";
+    int cpu_judges = 1;
     std::string run_name;
     std::string runs_dir = "runs";
     std::optional<std::string> db;
@@ -102,6 +103,10 @@ int run_eval(const EvalOptions& o) {
             cpu = true;
         }
     }
+    if (!cpu && o.cpu_judges != 1)
+        throw UsageError("--cpu-judges is for evaluations on the CPU",
+                         "add --device cpu, or leave --cpu-judges out to use the GPUs");
+    if (cpu && o.cpu_judges > 1) schedule::split_cores(schedule::usable_cores(), o.cpu_judges);
     std::string device_kind = cpu ? "cpu" : "cuda";
     CheckConfig config = make_config(o.run, cpu ? "cpu" : "cuda");
 
@@ -185,6 +190,7 @@ int run_eval(const EvalOptions& o) {
         e.env.device_kind = device_kind;
         e.env.log_dir = run_dir / "logs";
         e.gpus = gpus;
+        e.cpu_judges = o.cpu_judges;
         e.builds =
             make_builder_options(o.run, e.env, scratch / "work", o.run.verbose ? log : nullptr);
         e.scratch_dir = scratch / "work";
@@ -243,6 +249,11 @@ Command add_eval_command(CLI::App& app) {
     cmd->add_option("--device", o->device, "auto, cpu or cuda")->capture_default_str();
     cmd->add_option("--gpus", o->gpus, "GPUs to use: all, or ordinals like 0,1")
         ->capture_default_str();
+    cmd->add_option("--cpu-judges", o->cpu_judges,
+                    "On the CPU: judges evaluating side by side, each pinned to its own share of "
+                    "the cores")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
     cmd->add_option("--run", o->run_name,
                     "Run name (default: from dataset, candidates and config)");
     cmd->add_option("--runs-dir", o->runs_dir, "Where runs live")->capture_default_str();

@@ -1,5 +1,7 @@
 #include "schedule/devices.hpp"
 
+#include <sched.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -38,6 +40,29 @@ std::string physical_gpu(int ordinal) {
             "cuda:" + std::to_string(ordinal) + " is not among CUDA_VISIBLE_DEVICES=" + visible,
             "pick an ordinal below " + std::to_string(ids.size()));
     return ids[std::size_t(ordinal)];
+}
+
+std::vector<int> usable_cores() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    std::vector<int> cores;
+    if (::sched_getaffinity(0, sizeof(set), &set) != 0) return cores;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &set)) cores.push_back(c);
+    return cores;
+}
+
+std::vector<std::vector<int>> split_cores(const std::vector<int>& cores, int shares) {
+    if (shares < 1 || std::size_t(shares) > cores.size())
+        throw UsageError(std::to_string(shares) + " CPU judges need as many cores; this process may use " +
+                             std::to_string(cores.size()),
+                         "ask for at most " + std::to_string(cores.size()) + " judges");
+    std::vector<std::vector<int>> out(static_cast<std::size_t>(shares));
+    std::size_t base = cores.size() / std::size_t(shares), extra = cores.size() % std::size_t(shares);
+    std::size_t next = 0;
+    for (std::size_t s = 0; s < out.size(); ++s)
+        for (std::size_t i = 0; i < base + (s < extra ? 1 : 0); ++i) out[s].push_back(cores[next++]);
+    return out;
 }
 
 DeviceChoice parse_device(const std::string& text) {

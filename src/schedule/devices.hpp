@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace kbench::schedule {
 
@@ -17,5 +18,12 @@ struct DeviceChoice {
     std::string label;  // as the user would write it
 };
 DeviceChoice parse_device(const std::string& text);
+
+// The cores this process may run on (its affinity), in order.
+std::vector<int> usable_cores();
+
+// Cores dealt into `shares` contiguous groups whose sizes differ by one at most. Throws a
+// UsageError when there are fewer cores than shares.
+std::vector<std::vector<int>> split_cores(const std::vector<int>& cores, int shares);
 
 }  // namespace kbench::schedule

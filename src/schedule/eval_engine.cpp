@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "schedule/devices.hpp"
 #include "schedule/evaluator.hpp"
 #include "schedule/work_queue.hpp"
 
@@ -30,7 +31,17 @@ void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink
                      const StartHook& on_start) {
     if (items.empty()) return;
     const bool cpu = options_.env.device_kind == "cpu";
-    std::vector<std::string> devices = cpu ? std::vector<std::string>{"cpu"} : options_.gpus;
+    std::vector<std::string> devices = options_.gpus;
+    std::vector<std::vector<int>> cores;  // a CPU judge's share
+    if (cpu) {
+        devices = {"cpu"};
+        if (options_.cpu_judges > 1) {
+            cores = split_cores(usable_cores(), options_.cpu_judges);
+            devices.clear();
+            for (std::size_t j = 0; j < cores.size(); ++j)
+                devices.push_back("cpu:" + std::to_string(j));
+        }
+    }
     if (devices.empty()) throw UsageError("no GPU to run on", "pass --gpus, or --device cpu");
 
     // The builder pool and one evaluator a device start together: each imports torch.
@@ -42,10 +53,12 @@ void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink
         starts.emplace_back([&, d] {
             EvaluatorOptions e;
             e.config = options_.config;
-            // Verdicts name the physical GPU that produced them (the workers see it as cuda:0).
-            if (!cpu) e.config.device = "cuda:" + devices[d];
+            // Verdicts name the physical GPU that produced them (the workers see it as cuda:0),
+            // or the CPU judge.
+            e.config.device = cpu ? devices[d] : "cuda:" + devices[d];
             e.env = options_.env;
-            e.env.visible_gpu = devices[d];
+            if (cpu && !cores.empty()) e.env.cpu_cores = cores[d];
+            if (!cpu) e.env.visible_gpu = devices[d];
             e.env.log_dir = options_.env.log_dir / ("device-" + devices[d]);
             e.scratch_dir = options_.scratch_dir / ("device-" + devices[d]);
             e.log = options_.log;

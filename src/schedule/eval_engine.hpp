@@ -29,6 +29,7 @@ struct EngineOptions {
     CheckConfig config;
     WorkerEnvironment env;          // python, worker module, logs; device_kind "cpu" or "cuda"
     std::vector<std::string> gpus;  // physical GPU ids, a judge each; ignored on the CPU
+    int cpu_judges = 1;             // on the CPU: judges, each on its own share of the cores
     BuilderOptions builds;
     fs::path scratch_dir;
     std::function<void(const std::string&)> log;

@@ -28,6 +28,16 @@ WorkerProcess::WorkerProcess(const WorkerEnvironment& env, const std::string& ro
         if (!std::getenv(offline)) spec.env_set.emplace_back(offline, "1");
     if (env.device_kind == "cuda")
         spec.env_set.emplace_back("CUDA_VISIBLE_DEVICES", env.visible_gpu);
+    if (!env.cpu_cores.empty()) {
+        // The worker pins itself (and so every sandbox it forks) to these cores before torch
+        // starts its thread pools, sized to match.
+        std::string cores;
+        for (int c : env.cpu_cores) cores += (cores.empty() ? "" : ",") + std::to_string(c);
+        std::string threads = std::to_string(env.cpu_cores.size());
+        spec.env_set.emplace_back("KBENCH_CPU_CORES", cores);
+        spec.env_set.emplace_back("OMP_NUM_THREADS", threads);
+        spec.env_set.emplace_back("MKL_NUM_THREADS", threads);
+    }
     spec.fds = {{3, theirs}};
     spec.stdout_fd = log_fd;
     spec.stderr_fd = log_fd;

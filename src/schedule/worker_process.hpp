@@ -6,6 +6,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/config.hpp"
 #include "core/files.hpp"
@@ -20,6 +21,8 @@ struct WorkerEnvironment {
     fs::path worker_package_dir;      // holds kbench_worker/
     std::string device_kind = "cpu";  // "cpu" or "cuda"
     std::string visible_gpu;          // CUDA_VISIBLE_DEVICES for workers of a GPU
+    std::vector<int> cpu_cores;       // where the workers may run (empty: anywhere); their
+                                      // PyTorch uses as many threads
     fs::path log_dir;                 // worker logs
 };
 

@@ -1,6 +1,7 @@
 // kbench eval end to end on device cpu: the built-in suite, killed midway, resumed, checked row
 // by row against the database and the output files.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -252,6 +253,69 @@ class ModelNew(torch.nn.Module):
     EXPECT_EQ(by_sample[1].status, "crash");
     std::string reason = by_sample[1].verdict.value("reason", std::string());
     EXPECT_NE(reason.find("kbench stopped 2 times"), std::string::npos) << reason;
+    fs::remove_all(dir);
+}
+
+// Several judges on the CPU: each keeps to its own share of the cores (and PyTorch in its
+// sandboxes uses as many threads), the work is shared, and every verdict names its judge.
+TEST(Eval, CpuJudgesShareTheWorkEachOnItsOwnCores) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    ASSERT_EQ(::sched_getaffinity(0, sizeof(set), &set), 0);
+    int cores = CPU_COUNT(&set);
+    if (cores < 2) GTEST_SKIP() << "needs 2 cores for 2 CPU judges; this process may use " << cores;
+    int share = cores / 2;  // the first judge may get one more on an odd count
+    fs::path dir = kbench::make_temp_dir("kbench-test-eval-judges-");
+    std::ofstream problems(dir / "problems.jsonl");
+    std::ofstream candidates(dir / "candidates.jsonl");
+    const char* ops[] = {"relu", "sigmoid", "tanh", "neg"};
+    for (int p = 0; p < 4; ++p) {
+        std::string op = ops[p];
+        std::string code = "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+                           "        return torch." + op + "(x)\ndef get_inputs():\n"
+                           "    return [torch.randn(64, 64)]\ndef get_init_inputs():\n    return []\n";
+        problems << json{{"code", code}, {"level", 1}, {"name", std::to_string(p + 1) + "_" + op},
+                         {"problem_id", p + 1}}.dump() << "\n";
+        for (int s = 0; s < 2; ++s) {
+            std::string cand =
+                "import os\nimport torch\nclass ModelNew(torch.nn.Module):\n"
+                "    def forward(self, x):\n"
+                "        n, t = len(os.sched_getaffinity(0)), torch.get_num_threads()\n"
+                "        if n not in (" + std::to_string(share) + ", " + std::to_string(cores - share) +
+                ") or t != n:\n"
+                "            raise RuntimeError(f'sandbox on {n} cores with {t} threads')\n"
+                "        return torch." + op + "(x)\n# sample " + std::to_string(s) + "\n";
+            candidates << json{{"level", 1}, {"problem_id", p + 1}, {"sample_id", s}, {"code", cand}}.dump()
+                       << "\n";
+        }
+    }
+    problems.close();
+    candidates.close();
+    auto r = kbench::test::run_command(shell(
+        {KBENCH_BINARY, "eval", "--device", "cpu", "--cpu-judges", "2", "--python", KBENCH_TEST_PYTHON,
+         "--dataset", (dir / "problems.jsonl").string(), "--candidates",
+         (dir / "candidates.jsonl").string(), "--runs-dir", (dir / "runs").string(), "--run", "judges",
+         "--no-timing", "-q"}));
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    EXPECT_NE(r.out.find("by device: cpu:0 "), std::string::npos) << r.out;
+    std::map<std::string, int> by_judge;
+    auto stored = kbench::store::open_sqlite_store(dir / "runs" / "judges" / "kbench.db")->all();
+    ASSERT_EQ(stored.size(), 8u);
+    for (const auto& row : stored) {
+        EXPECT_EQ(row.status, "correct") << row.verdict.dump(2);
+        ++by_judge[row.verdict["config"].value("device", std::string())];
+    }
+    EXPECT_EQ(by_judge.size(), 2u);
+    EXPECT_GT(by_judge["cpu:0"], 0);
+    EXPECT_GT(by_judge["cpu:1"], 0);
+
+    auto too_many = kbench::test::run_command(shell(
+        {KBENCH_BINARY, "eval", "--device", "cpu", "--cpu-judges", std::to_string(cores + 1),
+         "--python", KBENCH_TEST_PYTHON, "--dataset", (dir / "problems.jsonl").string(),
+         "--candidates", (dir / "candidates.jsonl").string(), "--runs-dir", (dir / "runs").string(),
+         "--run", "too-many", "-q"}));
+    EXPECT_NE(too_many.exit_code, 0);
+    EXPECT_NE(too_many.err.find("CPU judges need as many cores"), std::string::npos) << too_many.err;
     fs::remove_all(dir);
 }
 
