@@ -23,7 +23,9 @@ BuilderPool::BuilderPool(BuilderOptions options)
 void BuilderPool::wait_ready() {
     const json& hello = zygote_->hello(120);
     std::lock_guard<std::mutex> guard(mutex_);
-    fingerprint_ = "kbench 1\n" + hello.value("torch", std::string()) + "\n" +
+    // The first line changes with the way kbench builds (2: extensions link the loaded
+    // libstdc++), so that no build made the old way is loaded the new way.
+    fingerprint_ = "kbench 2\n" + hello.value("torch", std::string()) + "\n" +
                    hello.value("cuda", std::string()) + "\n" + hello.value("python", std::string());
 }
 
