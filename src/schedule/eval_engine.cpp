@@ -31,16 +31,12 @@ void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink
                      const StartHook& on_start) {
     if (items.empty()) return;
     const bool cpu = options_.env.device_kind == "cpu";
-    std::vector<std::string> devices = options_.gpus;
-    std::vector<std::vector<int>> cores;  // a CPU judge's share
-    if (cpu) {
-        devices = {"cpu"};
-        if (options_.cpu_judges > 1) {
-            cores = split_cores(usable_cores(), options_.cpu_judges);
-            devices.clear();
-            for (std::size_t j = 0; j < cores.size(); ++j)
-                devices.push_back("cpu:" + std::to_string(j));
-        }
+    std::vector<std::string> devices = cpu ? std::vector<std::string>{"cpu"} : options_.gpus;
+    std::vector<std::vector<int>> cores;  // each CPU judge's share, when there are several
+    if (cpu && options_.cpu_judges > 1) {
+        cores = split_cores(usable_cores(), options_.cpu_judges);
+        devices.clear();
+        for (std::size_t j = 0; j < cores.size(); ++j) devices.push_back("cpu:" + std::to_string(j));
     }
     if (devices.empty()) throw UsageError("no GPU to run on", "pass --gpus, or --device cpu");
 
@@ -57,7 +53,7 @@ void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink
             // or the CPU judge.
             e.config.device = cpu ? devices[d] : "cuda:" + devices[d];
             e.env = options_.env;
-            if (cpu && !cores.empty()) e.env.cpu_cores = cores[d];
+            if (!cores.empty()) e.env.cpu_cores = cores[d];
             if (!cpu) e.env.visible_gpu = devices[d];
             e.env.log_dir = options_.env.log_dir / ("device-" + devices[d]);
             e.scratch_dir = options_.scratch_dir / ("device-" + devices[d]);
