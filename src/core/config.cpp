@@ -1,6 +1,7 @@
 #include "core/config.hpp"
 
 #include "core/error.hpp"
+#include "core/fields.hpp"
 
 namespace kbench {
 
@@ -73,20 +74,21 @@ json TimingConfig::to_json() const {
 }
 
 TimingConfig TimingConfig::from_json(const json& j) {
+    Fields f(j, "timing configuration");
     TimingConfig c;
-    c.protocol = parse_mode(j.value("protocol", std::string("strict")));
-    c.min_samples = j.value("min_samples", c.min_samples);
-    c.max_samples = j.value("max_samples", c.max_samples);
-    c.max_seconds = j.value("max_seconds", c.max_seconds);
-    c.target_rel_halfwidth = j.value("target_rel_halfwidth", c.target_rel_halfwidth);
-    c.warmup_min = j.value("warmup_min", c.warmup_min);
-    c.warmup_max = j.value("warmup_max", c.warmup_max);
-    c.warmup_max_seconds = j.value("warmup_max_seconds", c.warmup_max_seconds);
-    c.warmup_tolerance = j.value("warmup_tolerance", c.warmup_tolerance);
-    c.kb_warmup = j.value("kb_warmup", c.kb_warmup);
-    c.kb_trials = j.value("kb_trials", c.kb_trials);
-    c.kb_discard_first = j.value("kb_discard_first", c.kb_discard_first);
-    c.kb_flush_bytes = j.value("kb_flush_bytes", c.kb_flush_bytes);
+    c.protocol = parse_mode(f.text("protocol"));
+    c.min_samples = f.small("min_samples");
+    c.max_samples = f.small("max_samples");
+    c.max_seconds = f.real("max_seconds");
+    c.target_rel_halfwidth = f.real("target_rel_halfwidth");
+    c.warmup_min = f.small("warmup_min");
+    c.warmup_max = f.small("warmup_max");
+    c.warmup_max_seconds = f.real("warmup_max_seconds");
+    c.warmup_tolerance = f.real("warmup_tolerance");
+    c.kb_warmup = f.small("kb_warmup");
+    c.kb_trials = f.small("kb_trials");
+    c.kb_discard_first = f.small("kb_discard_first");
+    c.kb_flush_bytes = f.integer("kb_flush_bytes");
     return c;
 }
 

@@ -26,4 +26,9 @@ class InfraError : public Error {
     using Error::Error;
 };
 
+// A message between processes broke the protocol: malformed, a field missing or mistyped.
+class ProtocolError : public Error {
+    using Error::Error;
+};
+
 }  // namespace kbench

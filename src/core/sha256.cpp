@@ -74,7 +74,7 @@ Sha256& Sha256::update(std::string_view data) {
     return *this;
 }
 
-std::string Sha256::hex_digest() {
+std::array<std::uint8_t, 32> Sha256::digest() {
     std::uint64_t bits = total_bytes_ * 8;
     std::uint8_t pad = 0x80;
     update(std::string_view(reinterpret_cast<const char*>(&pad), 1));
@@ -83,10 +83,20 @@ std::string Sha256::hex_digest() {
     std::array<std::uint8_t, 8> length{};
     for (int i = 0; i < 8; ++i) length[7 - i] = std::uint8_t(bits >> (8 * i));
     update(std::string_view(reinterpret_cast<const char*>(length.data()), length.size()));
+    std::array<std::uint8_t, 32> out{};
+    for (std::size_t i = 0; i < state_.size(); ++i)
+        for (int b = 0; b < 4; ++b)
+            out[4 * i + std::size_t(b)] = std::uint8_t(state_[i] >> (24 - 8 * b));
+    return out;
+}
+
+std::string Sha256::hex_digest() {
     static constexpr char kHex[] = "0123456789abcdef";
     std::string out;
-    for (std::uint32_t word : state_)
-        for (int shift = 28; shift >= 0; shift -= 4) out.push_back(kHex[(word >> shift) & 0xf]);
+    for (std::uint8_t byte : digest()) {
+        out.push_back(kHex[byte >> 4]);
+        out.push_back(kHex[byte & 0xf]);
+    }
     return out;
 }
 

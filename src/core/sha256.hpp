@@ -12,7 +12,8 @@ class Sha256 {
   public:
     Sha256();
     Sha256& update(std::string_view data);
-    std::string hex_digest();  // finishes the hash; call once
+    std::array<std::uint8_t, 32> digest();  // finishes the hash; call once (or hex_digest)
+    std::string hex_digest();
 
   private:
     void compress(const std::uint8_t* block);

@@ -19,9 +19,7 @@ using json = nlohmann::json;
 // JSON. File descriptors may ride along on a message as SCM_RIGHTS.
 inline constexpr std::size_t kMaxFrameBytes = 64u << 20;
 
-class ProtocolError : public Error {
-    using Error::Error;
-};
+using kbench::ProtocolError;
 
 struct Message {
     json body;

@@ -1,0 +1,75 @@
+#include "protocol/fault.hpp"
+
+#include <array>
+#include <utility>
+
+#include "core/error.hpp"
+
+namespace kbench::protocol {
+namespace {
+
+constexpr std::array<std::pair<FaultKind, std::string_view>, 10> kKinds{{
+    {FaultKind::candidate_load, "candidate_load"},
+    {FaultKind::candidate_build, "candidate_build"},
+    {FaultKind::candidate_raised, "candidate_raised"},
+    {FaultKind::candidate_overran, "candidate_overran"},
+    {FaultKind::sandbox_ended, "sandbox_ended"},
+    {FaultKind::protocol_violation, "protocol_violation"},
+    {FaultKind::integrity, "integrity"},
+    {FaultKind::reference, "reference"},
+    {FaultKind::harness, "harness"},
+    {FaultKind::device, "device"},
+}};
+
+}  // namespace
+
+std::string_view to_string(FaultKind kind) {
+    for (const auto& [value, name] : kKinds)
+        if (value == kind) return name;
+    return "harness";
+}
+
+FaultKind parse_fault_kind(std::string_view text) {
+    for (const auto& [value, name] : kKinds)
+        if (name == text) return value;
+    throw ProtocolError("unknown fault kind '" + std::string(text) + "'");
+}
+
+Status status_of(FaultKind kind) {
+    switch (kind) {
+        case FaultKind::candidate_load:
+            return Status::load_error;
+        case FaultKind::candidate_build:
+            return Status::compile_error;
+        case FaultKind::candidate_raised:
+            return Status::runtime_error;
+        case FaultKind::candidate_overran:
+            return Status::timeout;
+        case FaultKind::sandbox_ended:
+            return Status::crash;
+        case FaultKind::protocol_violation:
+        case FaultKind::integrity:
+            return Status::rejected;
+        case FaultKind::reference:
+            return Status::load_error;
+        case FaultKind::harness:
+        case FaultKind::device:
+            return Status::infra_error;
+    }
+    return Status::infra_error;
+}
+
+bool is_candidates(FaultKind kind) {
+    return kind != FaultKind::reference && kind != FaultKind::harness && kind != FaultKind::device;
+}
+
+json Fault::to_json() const {
+    return json{{"kind", std::string(to_string(kind))}, {"message", message}, {"rule", rule}};
+}
+
+Fault Fault::from_json(const json& j) {
+    Fields f(j, "fault");
+    return {parse_fault_kind(f.text("kind")), f.text("message"), f.text("rule")};
+}
+
+}  // namespace kbench::protocol

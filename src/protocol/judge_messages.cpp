@@ -1,0 +1,238 @@
+#include "protocol/judge_messages.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace kbench::protocol {
+namespace {
+
+double quantile(const std::vector<double>& sorted, double q) {
+    if (sorted.empty()) return 0;
+    double pos = q * double(sorted.size() - 1);
+    auto lo = std::size_t(std::floor(pos));
+    auto hi = std::min(lo + 1, sorted.size() - 1);
+    return sorted[lo] + (pos - double(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+}  // namespace
+
+json JudgeHello::to_json() const {
+    return json{{"role", "judge"},
+                {"device", device},
+                {"torch", torch},
+                {"cuda", cuda},
+                {"python", python}};
+}
+
+JudgeHello JudgeHello::from_json(const json& j) {
+    Fields f(j, "judge hello");
+    if (f.text("role") != "judge") throw ProtocolError("the judge's hello names another role");
+    return {f.object("device"), f.text("torch"), f.text("cuda"), f.text("python")};
+}
+
+json PrepareProblem::to_json() const {
+    return json{{"name", name},           {"code", code},
+                {"sha256", sha256},       {"seed", seed},
+                {"trials", trials},       {"precision", precision},
+                {"mode", mode},           {"atol", real_json(atol)},
+                {"rtol", real_json(rtol)}};
+}
+
+PrepareProblem PrepareProblem::from_json(const json& j) {
+    Fields f(j, "prepare request");
+    return {f.text("name"),  f.text("code"),    f.text("sha256"),
+            f.count("seed"), f.small("trials"), f.text("precision"),
+            f.text("mode"),  f.real("atol"),    f.real("rtol")};
+}
+
+json ProblemPrepared::to_json() const {
+    return json{{"cached", cached},
+                {"inputs_seconds", real_json(inputs_seconds)},
+                {"trial_bytes", trial_bytes}};
+}
+
+ProblemPrepared ProblemPrepared::from_json(const json& j) {
+    Fields f(j, "prepare reply");
+    return {f.flag("cached"), f.real("inputs_seconds"), f.count("trial_bytes")};
+}
+
+json AttachRequest::to_json() const {
+    return json{{"sandbox_pid", sandbox_pid}, {"limit_s", real_json(limit_s)}};
+}
+
+AttachRequest AttachRequest::from_json(const json& j) {
+    Fields f(j, "attach request");
+    return {f.integer("sandbox_pid"), f.real("limit_s")};
+}
+
+json Overhead::to_json() const {
+    return json{{"fixed_us", real_json(fixed_us)},
+                {"per_call_us", real_json(per_call_us)},
+                {"spread_us", real_json(spread_us)}};
+}
+
+Overhead Overhead::from_json(const json& j) {
+    Fields f(j, "overhead");
+    return {f.real("fixed_us"), f.real("per_call_us"), f.real("spread_us")};
+}
+
+json SandboxAttached::to_json() const {
+    return json{{"overhead", overhead.to_json()}};
+}
+
+SandboxAttached SandboxAttached::from_json(const json& j) {
+    Fields f(j, "attach reply");
+    return {Overhead::from_json(f.object("overhead"))};
+}
+
+json LoadRequest::to_json() const {
+    return json{{"candidate_file", candidate_file}, {"limit_s", real_json(limit_s)}};
+}
+
+LoadRequest LoadRequest::from_json(const json& j) {
+    Fields f(j, "load request");
+    return {f.text("candidate_file"), f.real("limit_s")};
+}
+
+json CorrectnessRequest::to_json() const {
+    return json{{"limit_s", real_json(limit_s)}};
+}
+
+CorrectnessRequest CorrectnessRequest::from_json(const json& j) {
+    Fields f(j, "correctness request");
+    return {f.real("limit_s")};
+}
+
+json CorrectnessChecked::to_json() const {
+    return json{{"trials", trials},
+                {"trials_passed", trials_passed},
+                {"max_abs_diff", real_json(max_abs_diff)},
+                {"max_rel_diff", real_json(max_rel_diff)},
+                {"failure", failure}};
+}
+
+CorrectnessChecked CorrectnessChecked::from_json(const json& j) {
+    Fields f(j, "correctness reply");
+    CorrectnessChecked c{f.small("trials"), f.small("trials_passed"), f.real("max_abs_diff"),
+                         f.real("max_rel_diff"), f.text("failure")};
+    if (c.trials_passed < 0 || c.trials_passed > c.trials)
+        throw ProtocolError("correctness reply: " + std::to_string(c.trials_passed) + " of " +
+                            std::to_string(c.trials) + " trials passed");
+    if (c.trials_passed < c.trials && c.failure.empty())
+        throw ProtocolError("correctness reply: trials failed without a reason");
+    return c;
+}
+
+json Measured::to_json() const {
+    return json{{"samples_us", reals_json(samples_us)},
+                {"converged", converged},
+                {"warmup_calls", warmup_calls},
+                {"calls", calls},
+                {"outside_stream_samples", outside_stream_samples},
+                {"statistic", statistic}};
+}
+
+Measured Measured::from_json(const json& j) {
+    Fields f(j, "measurement");
+    Measured m{f.reals("samples_us"),
+               f.flag("converged"),
+               f.small("warmup_calls"),
+               f.count("calls"),
+               f.small("outside_stream_samples"),
+               f.text("statistic")};
+    if (m.samples_us.empty()) throw ProtocolError("a measurement without samples");
+    for (double s : m.samples_us)
+        if (!std::isfinite(s) || s < 0)
+            throw ProtocolError("a measurement with a sample of " + std::to_string(s) + " us");
+    if (m.statistic != "median" && m.statistic != "mean")
+        throw ProtocolError("a measurement whose statistic is '" + m.statistic + "'");
+    return m;
+}
+
+TimingResult Measured::summary() const {
+    std::vector<double> sorted = samples_us;
+    std::sort(sorted.begin(), sorted.end());
+    TimingResult t;
+    double sum = 0;
+    for (double s : sorted) sum += s;
+    t.median_us = quantile(sorted, 0.5);
+    t.mean_us = sorted.empty() ? 0 : sum / double(sorted.size());
+    t.min_us = sorted.empty() ? 0 : sorted.front();
+    t.p10_us = quantile(sorted, 0.1);
+    t.p90_us = quantile(sorted, 0.9);
+    t.n = int(sorted.size());
+    t.converged = converged;
+    t.statistic = statistic;
+    return t;
+}
+
+json TimingRequest::to_json() const {
+    return json{{"timing", timing.to_json()}, {"limit_s", real_json(limit_s)}};
+}
+
+TimingRequest TimingRequest::from_json(const json& j) {
+    Fields f(j, "timing request");
+    return {TimingConfig::from_json(f.object("timing")), f.real("limit_s")};
+}
+
+json CandidateTimed::to_json() const {
+    json findings_out = json::array();
+    for (const auto& f : findings) findings_out.push_back(finding_json(f));
+    return json{{"measured", measured.to_json()},
+                {"findings", findings_out},
+                {"checked_calls", checked_calls},
+                {"failure", failure}};
+}
+
+CandidateTimed CandidateTimed::from_json(const json& j) {
+    Fields f(j, "timing reply");
+    CandidateTimed t;
+    t.failure = f.text("failure");
+    t.checked_calls = f.count("checked_calls");
+    for (const json& item : f.array("findings")) t.findings.push_back(finding_from(item));
+    if (t.failure.empty()) t.measured = Measured::from_json(f.object("measured"));
+    return t;
+}
+
+json BaselineRequest::to_json() const {
+    return json{{"timing", timing.to_json()}};
+}
+
+BaselineRequest BaselineRequest::from_json(const json& j) {
+    Fields f(j, "baseline request");
+    return {TimingConfig::from_json(f.object("timing"))};
+}
+
+json BaselineTimed::to_json() const {
+    return json{{"measured", measured.to_json()}};
+}
+
+BaselineTimed BaselineTimed::from_json(const json& j) {
+    Fields f(j, "baseline reply");
+    return {Measured::from_json(f.object("measured"))};
+}
+
+json Health::to_json() const {
+    return json{{"healthy", healthy}, {"error", error}};
+}
+
+Health Health::from_json(const json& j) {
+    Fields f(j, "health reply");
+    return {f.flag("healthy"), f.text("error")};
+}
+
+json finding_json(const Finding& f) {
+    return json{{"rule", f.rule}, {"severity", f.severity}, {"detail", f.detail}};
+}
+
+Finding finding_from(const json& j) {
+    Fields f(j, "finding");
+    Finding out{f.text("rule"), f.text("severity"), f.text("detail")};
+    if (out.severity != "warn" && out.severity != "reject")
+        throw ProtocolError("a finding of severity '" + out.severity + "'");
+    return out;
+}
+
+}  // namespace kbench::protocol

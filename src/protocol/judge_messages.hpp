@@ -1,0 +1,167 @@
+#pragma once
+
+// Between the orchestrator (kbench) and a judge. The judge is trusted: it holds the reference,
+// makes every input, owns the clock around every timed request and takes every output itself.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/verdict.hpp"
+#include "protocol/message.hpp"
+
+namespace kbench::protocol {
+
+struct JudgeHello {
+    json device;  // what the judge's device says of itself (name, capability, memory, ...)
+    std::string torch, cuda, python;
+
+    json to_json() const;
+    static JudgeHello from_json(const json& j);
+};
+
+// Load a reference program and its model under a configuration.
+struct PrepareProblem {
+    static constexpr Op kOp = Op::prepare;
+    std::string name, code, sha256;
+    std::uint64_t seed = 42;
+    int trials = 5;
+    std::string precision = "fp32";
+    std::string mode = "strict";
+    double atol = 1e-4, rtol = 1e-4;
+
+    json to_json() const;
+    static PrepareProblem from_json(const json& j);
+};
+
+struct ProblemPrepared {
+    bool cached = false;            // the judge already held this problem
+    double inputs_seconds = 0;      // one get_inputs() call
+    std::uint64_t trial_bytes = 0;  // one call's inputs and reference outputs
+
+    json to_json() const;
+    static ProblemPrepared from_json(const json& j);
+};
+
+// Take over a sandbox (its socket rides on the request) and measure the protocol's cost with
+// it before it loads anything.
+struct AttachRequest {
+    static constexpr Op kOp = Op::attach;
+    std::int64_t sandbox_pid = 0;  // as the judge sees it; signals from it are named
+    double limit_s = 0;
+
+    json to_json() const;
+    static AttachRequest from_json(const json& j);
+};
+
+// What a request costs with nothing to compute: the overhead the judge's clock allows for.
+struct Overhead {
+    double fixed_us = 0;     // per request
+    double per_call_us = 0;  // per call within a request
+    double spread_us = 0;    // how much single requests vary around that
+
+    json to_json() const;
+    static Overhead from_json(const json& j);
+};
+
+struct SandboxAttached {
+    Overhead overhead;
+
+    json to_json() const;
+    static SandboxAttached from_json(const json& j);
+};
+
+struct LoadRequest {
+    static constexpr Op kOp = Op::load;
+    std::string candidate_file;
+    double limit_s = 0;
+
+    json to_json() const;
+    static LoadRequest from_json(const json& j);
+};
+
+struct CorrectnessRequest {
+    static constexpr Op kOp = Op::correctness;
+    double limit_s = 0;
+
+    json to_json() const;
+    static CorrectnessRequest from_json(const json& j);
+};
+
+struct CorrectnessChecked {
+    int trials = 0;
+    int trials_passed = 0;
+    double max_abs_diff = 0;
+    double max_rel_diff = 0;
+    std::string failure;  // the first failing trial's reason; empty when all passed
+
+    json to_json() const;
+    static CorrectnessChecked from_json(const json& j);
+};
+
+// Samples of one measurement, as the judge's clock allowed them.
+struct Measured {
+    std::vector<double> samples_us;
+    bool converged = false;
+    int warmup_calls = 0;
+    std::uint64_t calls = 0;
+    int outside_stream_samples = 0;  // samples where the launch stream's events missed work
+    std::string statistic = "median";
+
+    json to_json() const;
+    static Measured from_json(const json& j);
+    // The summary a verdict carries.
+    TimingResult summary() const;
+};
+
+struct TimingRequest {
+    static constexpr Op kOp = Op::timing;
+    TimingConfig timing;
+    double limit_s = 0;
+
+    json to_json() const;
+    static TimingRequest from_json(const json& j);
+};
+
+struct CandidateTimed {
+    Measured measured;
+    std::vector<Finding> findings;
+    std::uint64_t checked_calls = 0;  // timed calls whose outputs were compared
+    std::string failure;              // a checked call's failure; empty when all passed
+
+    json to_json() const;
+    static CandidateTimed from_json(const json& j);
+};
+
+using DetachRequest = Bare<Op::detach>;
+using HealthRequest = Bare<Op::health>;
+using ExitRequest = Bare<Op::exit>;
+
+struct BaselineRequest {
+    static constexpr Op kOp = Op::baseline;
+    TimingConfig timing;
+
+    json to_json() const;
+    static BaselineRequest from_json(const json& j);
+};
+
+struct BaselineTimed {
+    Measured measured;
+
+    json to_json() const;
+    static BaselineTimed from_json(const json& j);
+};
+
+struct Health {
+    bool healthy = false;
+    std::string error;
+
+    json to_json() const;
+    static Health from_json(const json& j);
+};
+
+json finding_json(const Finding& f);
+Finding finding_from(const json& j);
+
+}  // namespace kbench::protocol

@@ -1,0 +1,50 @@
+#include "protocol/message.hpp"
+
+#include <array>
+#include <utility>
+
+#include "core/error.hpp"
+
+namespace kbench::protocol {
+namespace {
+
+constexpr std::array<std::pair<Op, std::string_view>, 13> kOps{{
+    {Op::exit, "exit"},
+    {Op::prepare, "prepare"},
+    {Op::attach, "attach"},
+    {Op::load, "load"},
+    {Op::correctness, "correctness"},
+    {Op::timing, "timing"},
+    {Op::detach, "detach"},
+    {Op::baseline, "baseline"},
+    {Op::health, "health"},
+    {Op::call, "call"},
+    {Op::fork, "fork"},
+    {Op::reap, "reap"},
+    {Op::build, "build"},
+}};
+
+}  // namespace
+
+std::string_view to_string(Op op) {
+    for (const auto& [value, name] : kOps)
+        if (value == op) return name;
+    return "exit";
+}
+
+Op parse_op(std::string_view text) {
+    for (const auto& [value, name] : kOps)
+        if (name == text) return value;
+    throw ProtocolError("unknown operation '" + std::string(text) + "'");
+}
+
+Op op_of(const json& request) {
+    Fields f(request, "request");
+    return parse_op(f.text("op"));
+}
+
+json fault_json(const Fault& fault) {
+    return json{{"ok", false}, {"fault", fault.to_json()}};
+}
+
+}  // namespace kbench::protocol

@@ -1,0 +1,165 @@
+#include "protocol/sandbox_messages.hpp"
+
+#include "core/error.hpp"
+
+namespace kbench::protocol {
+
+json Buffer::to_json() const {
+    return json{
+        {"kind", kind}, {"fd_index", fd_index}, {"ipc_handle", ipc_handle}, {"nbytes", nbytes}};
+}
+
+Buffer Buffer::from_json(const json& j) {
+    Fields f(j, "buffer");
+    Buffer b{f.text("kind"), f.integer("fd_index"), f.text("ipc_handle"), f.count("nbytes")};
+    if (b.kind != "memfd" && b.kind != "cuda_ipc")
+        throw ProtocolError("unknown buffer kind '" + b.kind + "'");
+    return b;
+}
+
+json Slot::to_json() const {
+    return json{{"id", id}, {"buffer", buffer.to_json()}};
+}
+
+Slot Slot::from_json(const json& j) {
+    Fields f(j, "slot");
+    return {f.count("id"), Buffer::from_json(f.object("buffer"))};
+}
+
+json TensorRef::to_json() const {
+    return json{{"slot", slot}, {"sizes", sizes}, {"strides", strides}, {"dtype", dtype}};
+}
+
+TensorRef TensorRef::from_json(const json& j) {
+    Fields f(j, "tensor");
+    TensorRef t{f.count("slot"), f.integers("sizes"), f.integers("strides"), f.text("dtype")};
+    if (t.sizes.size() != t.strides.size())
+        throw ProtocolError("tensor has " + std::to_string(t.sizes.size()) + " sizes and " +
+                            std::to_string(t.strides.size()) + " strides");
+    return t;
+}
+
+json Argument::to_json() const {
+    if (is_tensor) return json{{"tensor", tensor.to_json()}};
+    return json{{"value", value}};
+}
+
+Argument Argument::from_json(const json& j) {
+    Fields f(j, "argument");
+    Argument a;
+    if (f.has("tensor")) {
+        a.is_tensor = true;
+        a.tensor = TensorRef::from_json(f.object("tensor"));
+    } else {
+        a.value = f.any("value");
+    }
+    return a;
+}
+
+json SandboxHello::to_json() const {
+    return json{{"role", "sandbox"}, {"pid", pid}};
+}
+
+SandboxHello SandboxHello::from_json(const json& j) {
+    Fields f(j, "sandbox hello");
+    if (f.text("role") != "sandbox") throw ProtocolError("the sandbox's hello names another role");
+    return {f.integer("pid")};
+}
+
+json AttachSandbox::to_json() const {
+    return json{{"device", device},
+                {"flush_bytes", flush_bytes},
+                {"gpu_memory_fraction", gpu_memory_fraction}};
+}
+
+AttachSandbox AttachSandbox::from_json(const json& j) {
+    Fields f(j, "attach request");
+    return {f.text("device"), f.count("flush_bytes"), f.real("gpu_memory_fraction")};
+}
+
+json LoadCandidate::to_json() const {
+    return json{{"candidate_file", candidate_file},
+                {"slots", list_json(slots)},
+                {"init_args", list_json(init_args)},
+                {"seed", seed},
+                {"precision", precision}};
+}
+
+LoadCandidate LoadCandidate::from_json(const json& j) {
+    Fields f(j, "load request");
+    return {f.text("candidate_file"), list_from<Slot>(f, "slots"),
+            list_from<Argument>(f, "init_args"), f.count("seed"), f.text("precision")};
+}
+
+json CallSpec::to_json() const {
+    return json{{"args", list_json(args)}, {"outputs", list_json(outputs)}};
+}
+
+CallSpec CallSpec::from_json(const json& j) {
+    Fields f(j, "call");
+    return {list_from<Argument>(f, "args"), list_from<TensorRef>(f, "outputs")};
+}
+
+json CallBatch::to_json() const {
+    return json{{"nonce", nonce},           {"new_slots", list_json(new_slots)},
+                {"drop_slots", drop_slots}, {"calls", list_json(calls)},
+                {"timed", timed},           {"poison", poison},
+                {"null_model", null_model}};
+}
+
+CallBatch CallBatch::from_json(const json& j) {
+    Fields f(j, "call request");
+    CallBatch b;
+    b.nonce = f.count("nonce");
+    b.new_slots = list_from<Slot>(f, "new_slots");
+    for (std::int64_t id : f.integers("drop_slots")) b.drop_slots.push_back(std::uint64_t(id));
+    b.calls = list_from<CallSpec>(f, "calls");
+    b.timed = f.flag("timed");
+    b.poison = f.flag("poison");
+    b.null_model = f.flag("null_model");
+    if (b.calls.empty()) throw ProtocolError("a call request with no calls");
+    return b;
+}
+
+json OutputReport::to_json() const {
+    return json{{"is_tensor", is_tensor},
+                {"plain", plain},
+                {"type", type},
+                {"shape", shape},
+                {"dtype", dtype},
+                {"device", device},
+                {"aliases_input", aliases_input},
+                {"copied", copied}};
+}
+
+OutputReport OutputReport::from_json(const json& j) {
+    Fields f(j, "output report");
+    return {f.flag("is_tensor"),        f.flag("plain"), f.text("type"),
+            f.integers("shape"),        f.text("dtype"), f.text("device"),
+            f.integer("aliases_input"), f.flag("copied")};
+}
+
+json CallResult::to_json() const {
+    return json{{"event_us", real_json(event_us)},
+                {"host_us", real_json(host_us)},
+                {"kind", kind},
+                {"plain", plain},
+                {"outputs", list_json(outputs)}};
+}
+
+CallResult CallResult::from_json(const json& j) {
+    Fields f(j, "call result");
+    return {f.real("event_us"), f.real("host_us"), f.text("kind"), f.flag("plain"),
+            list_from<OutputReport>(f, "outputs")};
+}
+
+json CallsDone::to_json() const {
+    return json{{"nonce", nonce}, {"results", list_json(results)}};
+}
+
+CallsDone CallsDone::from_json(const json& j) {
+    Fields f(j, "call reply");
+    return {f.count("nonce"), list_from<CallResult>(f, "results")};
+}
+
+}  // namespace kbench::protocol

@@ -1,0 +1,150 @@
+#pragma once
+
+// Between the judge (trusted) and a sandbox (the candidate's process). Everything the sandbox
+// says is a claim: the judge checks what it can see for itself (the bytes it is handed, its own
+// clock) and treats the rest as a description.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "protocol/message.hpp"
+
+namespace kbench::protocol {
+
+// Memory the judge owns and shares: a memfd whose descriptor rides on the message (fd_index in
+// the message's descriptors), or a CUDA allocation named by its IPC handle.
+struct Buffer {
+    std::string kind;  // "memfd" or "cuda_ipc"
+    std::int64_t fd_index = -1;
+    std::string ipc_handle;  // hex
+    std::uint64_t nbytes = 0;
+
+    json to_json() const;
+    static Buffer from_json(const json& j);
+};
+
+// A buffer under the number that tensors name it by, for as long as the judge keeps it.
+struct Slot {
+    std::uint64_t id = 0;
+    Buffer buffer;
+
+    json to_json() const;
+    static Slot from_json(const json& j);
+};
+
+// A tensor laid over a slot.
+struct TensorRef {
+    std::uint64_t slot = 0;
+    std::vector<std::int64_t> sizes;
+    std::vector<std::int64_t> strides;
+    std::string dtype;  // "float32", ...
+
+    json to_json() const;
+    static TensorRef from_json(const json& j);
+};
+
+// One argument of a call: a tensor over a slot, or a plain value (numbers, strings, None and
+// lists of them, as value_to_json writes them).
+struct Argument {
+    bool is_tensor = false;
+    TensorRef tensor;
+    json value;
+
+    json to_json() const;
+    static Argument from_json(const json& j);
+};
+
+// The sandbox's first message.
+struct SandboxHello {
+    std::int64_t pid = 0;
+
+    json to_json() const;
+    static SandboxHello from_json(const json& j);
+};
+
+// The device, and the size of the cache flush between calls of one request.
+struct AttachSandbox {
+    static constexpr Op kOp = Op::attach;
+    std::string device;  // "cpu" or "cuda"
+    std::uint64_t flush_bytes = 0;
+    double gpu_memory_fraction = 0;  // soft cap on the sandbox's GPU memory; 0: none
+
+    json to_json() const;
+    static AttachSandbox from_json(const json& j);
+};
+
+// Import the candidate and construct ModelNew(*init_args) under the seed.
+struct LoadCandidate {
+    static constexpr Op kOp = Op::load;
+    std::string candidate_file;
+    std::vector<Slot> slots;  // for tensor init arguments
+    std::vector<Argument> init_args;
+    std::uint64_t seed = 0;
+    std::string precision;
+
+    json to_json() const;
+    static LoadCandidate from_json(const json& j);
+};
+
+struct CallSpec {
+    std::vector<Argument> args;
+    std::vector<TensorRef> outputs;  // where each output is to be copied
+
+    json to_json() const;
+    static CallSpec from_json(const json& j);
+};
+
+// One request: calls run back to back. A timed request records events around each call and
+// flushes the cache between them (the judge flushed before the first). A null request runs the
+// same path with the model call left out: it returns tensors shaped like the outputs, which is
+// how the judge measures the protocol's own cost before any candidate code is loaded.
+struct CallBatch {
+    static constexpr Op kOp = Op::call;
+    std::uint64_t nonce = 0;  // echoed by the reply: a reply sent before the request cannot have it
+    std::vector<Slot> new_slots;
+    std::vector<std::uint64_t> drop_slots;
+    std::vector<CallSpec> calls;
+    bool timed = false;
+    bool poison = false;  // poison freed blocks of the output sizes before each call
+    bool null_model = false;
+
+    json to_json() const;
+    static CallBatch from_json(const json& j);
+};
+
+// What the sandbox says about one output.
+struct OutputReport {
+    bool is_tensor = false;
+    bool plain = false;  // exactly torch.Tensor, not a subclass
+    std::string type;
+    std::vector<std::int64_t> shape;
+    std::string dtype;
+    std::string device;
+    std::int64_t aliases_input = -1;  // the input whose memory it shares, or -1
+    bool copied = false;
+
+    json to_json() const;
+    static OutputReport from_json(const json& j);
+};
+
+struct CallResult {
+    double event_us = 0;  // device events around the call (the host clock on a CPU)
+    double host_us = 0;   // the sandbox's host clock across the call and a device-wide sync
+    std::string kind;     // "tensor", "tuple", "list", or the Python type returned
+    bool plain = false;   // the container itself is exactly tuple or list (or a plain tensor)
+    std::vector<OutputReport> outputs;
+
+    json to_json() const;
+    static CallResult from_json(const json& j);
+};
+
+struct CallsDone {
+    std::uint64_t nonce = 0;
+    std::vector<CallResult> results;
+
+    json to_json() const;
+    static CallsDone from_json(const json& j);
+};
+
+}  // namespace kbench::protocol

@@ -1,0 +1,132 @@
+#include "protocol/zygote_messages.hpp"
+
+#include "core/error.hpp"
+
+namespace kbench::protocol {
+namespace {
+
+std::map<std::string, std::string> text_map(const json& j, const std::string& what) {
+    std::map<std::string, std::string> out;
+    for (const auto& [key, value] : j.items()) {
+        if (!value.is_string()) throw ProtocolError(what + "." + key + " is not text");
+        out[key] = value.get<std::string>();
+    }
+    return out;
+}
+
+}  // namespace
+
+json ZygoteHello::to_json() const {
+    return json{{"role", "zygote"}, {"pid", pid},       {"torch", torch},
+                {"cuda", cuda},     {"python", python}, {"unusable_layers", unusable_layers}};
+}
+
+ZygoteHello ZygoteHello::from_json(const json& j) {
+    Fields f(j, "zygote hello");
+    if (f.text("role") != "zygote") throw ProtocolError("the zygote's hello names another role");
+    return {f.integer("pid"), f.text("torch"), f.text("cuda"), f.text("python"),
+            text_map(f.object("unusable_layers"), "unusable_layers")};
+}
+
+json ForkRequest::to_json() const {
+    return json{{"role", role},
+                {"device", device},
+                {"cwd", cwd},
+                {"env", env},
+                {"lockdown", lockdown.to_json()}};
+}
+
+ForkRequest ForkRequest::from_json(const json& j) {
+    Fields f(j, "fork request");
+    ForkRequest r{f.text("role"), f.text("device"), f.text("cwd"), text_map(f.object("env"), "env"),
+                  sandbox::LockdownSpec::from_json(f.object("lockdown"))};
+    if (r.role != "sandbox" && r.role != "builder")
+        throw ProtocolError("a fork request for a '" + r.role + "'");
+    return r;
+}
+
+json Forked::to_json() const {
+    return json{{"pid", pid}, {"body_pid", body_pid}, {"layers", layers.to_json()}};
+}
+
+Forked Forked::from_json(const json& j) {
+    Fields f(j, "fork reply");
+    return {f.integer("pid"), f.integer("body_pid"),
+            sandbox::LayerReport::from_json(f.object("layers"))};
+}
+
+json ReapRequest::to_json() const {
+    return json{{"pid", pid}};
+}
+
+ReapRequest ReapRequest::from_json(const json& j) {
+    Fields f(j, "reap request");
+    return {f.integer("pid")};
+}
+
+json Reaped::to_json() const {
+    return json{{"known", known},
+                {"exited", exited},
+                {"code", code},
+                {"signal", signal},
+                {"leftovers", leftovers}};
+}
+
+Reaped Reaped::from_json(const json& j) {
+    Fields f(j, "reap reply");
+    return {f.flag("known"), f.flag("exited"), f.small("code"), f.small("signal"),
+            f.texts("leftovers")};
+}
+
+json BuilderHello::to_json() const {
+    return json{{"role", "builder"}, {"pid", pid}};
+}
+
+BuilderHello BuilderHello::from_json(const json& j) {
+    Fields f(j, "builder hello");
+    if (f.text("role") != "builder") throw ProtocolError("the builder's hello names another role");
+    return {f.integer("pid")};
+}
+
+json BuildRequest::to_json() const {
+    return json{{"candidate_file", candidate_file}};
+}
+
+BuildRequest BuildRequest::from_json(const json& j) {
+    Fields f(j, "build request");
+    return {f.text("candidate_file")};
+}
+
+std::string_view to_string(BuildOutcome outcome) {
+    switch (outcome) {
+        case BuildOutcome::ok:
+            return "ok";
+        case BuildOutcome::compile_error:
+            return "compile_error";
+        case BuildOutcome::import_error:
+            return "import_error";
+    }
+    return "import_error";
+}
+
+json Built::to_json() const {
+    return json{{"outcome", std::string(to_string(outcome))}, {"log", log}};
+}
+
+Built Built::from_json(const json& j) {
+    Fields f(j, "build reply");
+    std::string outcome = f.text("outcome");
+    Built b;
+    if (outcome == "ok")
+        b.outcome = BuildOutcome::ok;
+    else if (outcome == "compile_error")
+        b.outcome = BuildOutcome::compile_error;
+    else if (outcome == "import_error")
+        b.outcome = BuildOutcome::import_error;
+    else
+        throw ProtocolError("a build outcome of '" + outcome + "'");
+    b.log = f.text("log");
+    return b;
+}
+
+}  // namespace kbench::protocol

@@ -1,0 +1,690 @@
+#include "sandbox/lockdown.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/error.hpp"
+#include "sandbox/landlock.hpp"
+#include "sandbox/seccomp.hpp"
+
+namespace kbench::sandbox {
+
+bool LockdownSpec::allows(const std::string& layer) const {
+    return std::find(disabled.begin(), disabled.end(), layer) == disabled.end();
+}
+
+json LockdownSpec::to_json() const {
+    return json{{"writable", writable},
+                {"uid", uid},
+                {"gid", gid},
+                {"cgroup", cgroup},
+                {"disabled", disabled},
+                {"disabled_reason", disabled_reason},
+                {"identity_missing", identity_missing}};
+}
+
+LockdownSpec LockdownSpec::from_json(const json& j) {
+    Fields f(j, "lockdown");
+    LockdownSpec s;
+    s.writable = f.texts("writable");
+    s.uid = f.integer("uid");
+    s.gid = f.integer("gid");
+    s.cgroup = f.text("cgroup");
+    s.disabled = f.texts("disabled");
+    s.disabled_reason = f.text("disabled_reason");
+    s.identity_missing = f.text("identity_missing");
+    return s;
+}
+
+void LayerReport::add(const std::string& layer, bool ok, const std::string& why_not) {
+    if (ok)
+        applied.push_back(layer);
+    else
+        missing[layer] = why_not.empty() ? "not available" : why_not;
+}
+
+json LayerReport::to_json() const {
+    return json{{"applied", applied}, {"missing", missing}};
+}
+
+LayerReport LayerReport::from_json(const json& j) {
+    Fields f(j, "layer report");
+    LayerReport r;
+    r.applied = f.texts("applied");
+    for (const auto& [layer, why] : f.object("missing").items()) {
+        if (!why.is_string())
+            throw ProtocolError("layer report: reason for " + layer + " is not text");
+        r.missing[layer] = why.get<std::string>();
+    }
+    return r;
+}
+
+namespace {
+
+// The relay, the namespace's init and the body talk to the parent over one pipe, a line a
+// message, each written with one write() so lines never mix. The relay and the init run between
+// fork and exit in a copy of a process that may have had other threads, so they use system
+// calls and stack buffers only.
+void put_line(int fd, const char* text, std::size_t size) {
+    while (::write(fd, text, size) < 0 && errno == EINTR) {
+    }
+}
+
+// Appends a decimal number to buf at *at (no allocation).
+void put_number(char* buf, std::size_t& at, std::size_t cap, long long value) {
+    char digits[24];
+    int n = 0;
+    bool negative = value < 0;
+    unsigned long long v = negative ? 0ull - (unsigned long long)value : (unsigned long long)value;
+    do {
+        digits[n++] = char('0' + v % 10);
+        v /= 10;
+    } while (v && n < 23);
+    if (negative && at < cap) buf[at++] = '-';
+    while (n > 0 && at < cap) buf[at++] = digits[--n];
+}
+
+void put_text(char* buf, std::size_t& at, std::size_t cap, const char* text) {
+    while (*text && at < cap) buf[at++] = *text++;
+}
+
+int try_call(int result) {
+    return result == 0 ? 0 : errno;
+}
+
+bool write_proc_file(const char* path, const char* text) {
+    int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    bool ok = ::write(fd, text, std::strlen(text)) == ssize_t(std::strlen(text));
+    ::close(fd);
+    return ok;
+}
+
+// A user namespace whose only ids are the caller's own, with every capability inside it.
+int enter_user_namespace() {
+    uid_t uid = ::geteuid();
+    gid_t gid = ::getegid();
+    if (::unshare(CLONE_NEWUSER) != 0) return errno;
+    char map[64];
+    std::size_t at = 0;
+    put_number(map, at, sizeof map - 1, uid);
+    put_text(map, at, sizeof map - 1, " ");
+    put_number(map, at, sizeof map - 1, uid);
+    put_text(map, at, sizeof map - 1, " 1");
+    map[at] = '\0';
+    if (!write_proc_file("/proc/self/uid_map", map)) return errno ? errno : EPERM;
+    write_proc_file("/proc/self/setgroups", "deny");
+    at = 0;
+    put_number(map, at, sizeof map - 1, gid);
+    put_text(map, at, sizeof map - 1, " ");
+    put_number(map, at, sizeof map - 1, gid);
+    put_text(map, at, sizeof map - 1, " 1");
+    map[at] = '\0';
+    write_proc_file("/proc/self/gid_map", map);
+    return 0;
+}
+
+constexpr int kDisabled = -1;
+
+// Closes every descriptor but keep (no allocation).
+void close_all_but(int keep) {
+    for (int fd = 0; fd < 1024; ++fd)
+        if (fd != keep) ::close(fd);
+    ::syscall(SYS_close_range, 1024u, ~0u, 0u);
+}
+
+// Reads a small file into buf (no allocation); returns the bytes read.
+std::size_t read_small(const char* path, char* buf, std::size_t cap) {
+    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = ::read(fd, buf, cap);
+    ::close(fd);
+    return n > 0 ? std::size_t(n) : 0;
+}
+
+struct LinuxDirent64 {
+    ino64_t d_ino;
+    off64_t d_off;
+    unsigned short d_reclen;
+    unsigned char d_type;
+    char d_name[1];  // the kernel writes the whole name from here on
+};
+
+// Calls visit(pid) for every process under /proc (no allocation).
+template <typename Visit>
+void each_process(Visit visit) {
+    int dir = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) return;
+    alignas(8) char buf[4096];
+    for (;;) {
+        long n = ::syscall(SYS_getdents64, dir, buf, sizeof buf);
+        if (n <= 0) break;
+        for (long off = 0; off < n;) {
+            auto* e = reinterpret_cast<LinuxDirent64*>(buf + off);
+            off += e->d_reclen;
+            long pid = 0;
+            bool digits = e->d_name[0] != '\0';
+            for (const char* c = e->d_name; *c; ++c) {
+                if (*c < '0' || *c > '9') {
+                    digits = false;
+                    break;
+                }
+                pid = pid * 10 + (*c - '0');
+            }
+            if (digits) visit(pid_t(pid));
+        }
+    }
+    ::close(dir);
+}
+
+// The parent of pid from /proc/pid/stat (no allocation); 0 when unknown.
+pid_t parent_of(pid_t pid) {
+    char path[48], buf[512];
+    std::size_t at = 0;
+    put_text(path, at, sizeof path - 1, "/proc/");
+    put_number(path, at, sizeof path - 1, pid);
+    put_text(path, at, sizeof path - 1, "/stat");
+    path[at] = '\0';
+    std::size_t n = read_small(path, buf, sizeof buf - 1);
+    buf[n] = '\0';
+    const char* close = nullptr;
+    for (std::size_t i = 0; i < n; ++i)
+        if (buf[i] == ')') close = buf + i;
+    if (!close) return 0;
+    const char* p = close + 2;  // ") S ppid"
+    while (*p && *p != ' ') ++p;
+    long ppid = 0;
+    for (++p; *p >= '0' && *p <= '9'; ++p) ppid = ppid * 10 + (*p - '0');
+    return pid_t(ppid);
+}
+
+// No capability to come back through exec: uid 0 gains none there, the bounding set is empty.
+// Needs CAP_SETPCAP, so it comes before a change of user.
+void limit_capability_bounds() {
+    ::prctl(PR_SET_SECUREBITS, (1 << 0) | (1 << 1));  // SECBIT_NOROOT and its lock
+    for (int cap = 0; cap <= 63; ++cap) {
+        if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno == EINVAL) break;
+    }
+    ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+}
+
+// Capabilities: none in any set.
+std::string drop_capabilities() {
+    limit_capability_bounds();
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[2] = {};
+    if (::syscall(SYS_capset, &header, data) != 0)
+        return std::string("capset: ") + std::strerror(errno);
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);)
+        if (line.rfind("CapEff:", 0) == 0 && line.find_first_not_of("0\t ", 7) != std::string::npos)
+            return "capabilities remain: " + line;
+    return {};
+}
+
+std::string errno_text(int error) {
+    return std::strerror(error);
+}
+
+std::string namespace_reason(int error, bool root) {
+    if (error == kDisabled) return "";
+    if (root) return errno_text(error);
+    return errno_text(error) +
+           " (unprivileged user namespaces are not allowed here; on Ubuntu, AppArmor restricts "
+           "them: sysctl kernel.apparmor_restrict_unprivileged_userns)";
+}
+
+// keep[i] becomes descriptor i; every other descriptor is closed.
+void arrange_fds(const std::vector<int>& keep) {
+    std::vector<int> high;
+    for (int fd : keep) high.push_back(fd >= 0 ? ::fcntl(fd, F_DUPFD_CLOEXEC, 100) : -1);
+    for (std::size_t i = 0; i < high.size(); ++i) {
+        if (high[i] >= 0)
+            ::dup2(high[i], int(i));
+        else
+            ::close(int(i));
+    }
+    ::syscall(SYS_close_range, unsigned(high.size()), ~0u, 0u);
+}
+
+// The body's process: every layer that applies, in an order where each still has the rights it
+// needs, then the body.
+[[noreturn]] void run_body(int report, const LockdownSpec& spec,
+                           const std::function<void()>& after_fork, const std::vector<int>& keep,
+                           const std::function<int()>& body) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (after_fork) after_fork();
+    LayerReport layers;
+    const bool root = ::geteuid() == 0;
+    auto disabled = [&](const std::string& layer) {
+        return spec.allows(layer) ? std::string() : "forced off: " + spec.disabled_reason;
+    };
+
+    // Memory: join the cgroup made for this process (before giving up root).
+    if (!spec.allows("memory_limit")) {
+        layers.add("memory_limit", false, disabled("memory_limit"));
+    } else if (spec.cgroup.empty()) {
+        layers.add("memory_limit", false, "no memory cgroup can be made here");
+    } else {
+        std::ofstream procs(spec.cgroup + "/cgroup.procs");
+        procs << "0\n";
+        procs.flush();
+        layers.add("memory_limit", bool(procs),
+                   "cannot join " + spec.cgroup + ": " + errno_text(errno));
+    }
+    // Under memory pressure the kernel kills this process before kbench's own.
+    std::ofstream("/proc/self/oom_score_adj") << "1000\n";
+
+    bool nnp = ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0;
+    std::string nnp_error = nnp ? "" : "no_new_privs: " + errno_text(errno);
+
+    if (!spec.allows("landlock"))
+        layers.add("landlock", false, disabled("landlock"));
+    else {
+        std::string why = nnp ? apply_landlock(spec.writable) : nnp_error;
+        layers.add("landlock", why.empty(), why);
+    }
+
+    // Identity: a dedicated user when kbench runs as root; otherwise the user namespace made
+    // by the relay (reported there).
+    if (root && spec.allows("identity") && spec.uid >= 0) {
+        std::string why;
+        if (spec.allows("capabilities")) limit_capability_bounds();
+        if (::setgroups(0, nullptr) != 0) why = "setgroups: " + errno_text(errno);
+        if (why.empty() && ::setresgid(gid_t(spec.gid), gid_t(spec.gid), gid_t(spec.gid)) != 0)
+            why = "setresgid: " + errno_text(errno);
+        if (why.empty() && ::setresuid(uid_t(spec.uid), uid_t(spec.uid), uid_t(spec.uid)) != 0)
+            why = "setresuid: " + errno_text(errno);
+        layers.add("identity", why.empty(), why);
+    } else if (root) {
+        layers.add("identity", false,
+                   !spec.allows("identity")        ? disabled("identity")
+                   : spec.identity_missing.empty() ? "no dedicated user was given"
+                                                   : spec.identity_missing);
+    }
+
+    if (!spec.allows("capabilities"))
+        layers.add("capabilities", false, disabled("capabilities"));
+    else {
+        std::string why = drop_capabilities();
+        layers.add("capabilities", why.empty(), why);
+    }
+
+    if (!spec.allows("seccomp"))
+        layers.add("seccomp", false, disabled("seccomp"));
+    else {
+        std::string why = nnp ? apply_seccomp() : nnp_error;
+        layers.add("seccomp", why.empty(), why);
+    }
+
+    std::string line = "S " + layers.to_json().dump() + "\n";
+    put_line(report, line.data(), line.size());
+    ::close(report);
+    arrange_fds(keep);
+    ::_exit(body());
+}
+
+// The namespace's init, or (without a PID namespace) a child subreaper in its place: starts the
+// body, reaps what the body orphans, and when the body ends reports how, kills what is left and
+// exits. With a PID namespace the kernel kills what is left when this process exits.
+[[noreturn]] void run_init(int report, bool pid_namespace, const LockdownSpec& spec,
+                           const std::function<void()>& after_fork, const std::vector<int>& keep,
+                           const std::function<int()>& body, bool userns) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (!pid_namespace) ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+    int mount_error = kDisabled;
+    if (spec.allows("mount_namespace")) {
+        bool privileged = ::geteuid() == 0 || userns;
+        mount_error = !privileged ? EPERM : try_call(::unshare(CLONE_NEWNS));
+        if (mount_error == 0)
+            mount_error = try_call(::mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr));
+        if (mount_error == 0 && pid_namespace)
+            mount_error = try_call(
+                ::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr));
+        if (mount_error == 0)
+            mount_error = try_call(
+                ::mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=1777"));
+    }
+    pid_t body_pid = ::fork();
+    if (body_pid == 0) run_body(report, spec, after_fork, keep, body);
+    char line[128];
+    std::size_t at = 0;
+    put_text(line, at, sizeof line - 1, "B ");
+    put_number(line, at, sizeof line - 1, mount_error);
+    put_text(line, at, sizeof line - 1, " ");
+    put_number(line, at, sizeof line - 1, body_pid);
+    line[at++] = '\n';
+    put_line(report, line, at);
+    close_all_but(report);
+    int body_status = 0;
+    bool known = false;
+    while (body_pid > 0) {
+        int status = 0;
+        pid_t r = ::waitpid(-1, &status, __WALL);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) break;
+        if (r == body_pid) {
+            body_status = status;
+            known = true;
+            break;
+        }
+    }
+    // What the body left behind: named in the report, then killed.
+    char end[1024];
+    at = 0;
+    put_text(end, at, sizeof end - 2, known ? "E 1 " : "E 0 ");
+    put_number(end, at, sizeof end - 2, body_status);
+    pid_t self = ::getpid();
+    int leftovers = 0;
+    each_process([&](pid_t pid) {
+        if (pid == self) return;
+        if (!pid_namespace) {
+            pid_t p = pid;
+            for (int depth = 0; depth < 4096 && p > 1 && p != self; ++depth) p = parent_of(p);
+            if (p != self) return;
+        }
+        char path[48], name[32];
+        std::size_t pat = 0;
+        put_text(path, pat, sizeof path - 1, "/proc/");
+        put_number(path, pat, sizeof path - 1, pid);
+        put_text(path, pat, sizeof path - 1, "/comm");
+        path[pat] = '\0';
+        std::size_t n = read_small(path, name, sizeof name - 1);
+        if (n > 0 && name[n - 1] == '\n') --n;
+        name[n] = '\0';
+        if (++leftovers <= 16) {
+            put_text(end, at, sizeof end - 2, " ");
+            for (std::size_t i = 0; i < n; ++i)
+                if (name[i] == ' ' || name[i] == '\n') name[i] = '_';
+            put_text(end, at, sizeof end - 2, n ? name : "?");
+        }
+    });
+    end[at++] = '\n';
+    put_line(report, end, at);
+    if (!pid_namespace) {
+        // No namespace to end them: kill whatever comes to this subreaper until nothing does.
+        auto start = std::chrono::steady_clock::now();
+        for (int round = 0; round < 100000; ++round) {
+            bool found = false;
+            each_process([&](pid_t pid) {
+                if (pid != self && parent_of(pid) == self) {
+                    found = true;
+                    ::kill(pid, SIGKILL);
+                }
+            });
+            while (::waitpid(-1, nullptr, WNOHANG | __WALL) > 0) {
+            }
+            if (!found) break;
+            if (std::chrono::steady_clock::now() - start > std::chrono::seconds(10)) break;
+        }
+    }
+    ::_exit(0);
+}
+
+// Reads one line from fd before the deadline (the fd is the report pipe's read end).
+bool read_line(int fd, std::string& pending, std::string& line,
+               std::chrono::steady_clock::time_point deadline) {
+    for (;;) {
+        auto newline = pending.find('\n');
+        if (newline != std::string::npos) {
+            line = pending.substr(0, newline);
+            pending.erase(0, newline + 1);
+            return true;
+        }
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        deadline - std::chrono::steady_clock::now())
+                        .count();
+        if (left <= 0) return false;
+        pollfd p{fd, POLLIN, 0};
+        int ready = ::poll(&p, 1, int(std::min<long long>(left, 1000)));
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready <= 0) continue;
+        char buf[4096];
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        pending.append(buf, std::size_t(n));
+    }
+}
+
+// Lines the parent read ahead of need, by report fd.
+std::map<int, std::string>& pending_lines() {
+    static std::map<int, std::string> pending;
+    return pending;
+}
+
+}  // namespace
+
+ConfinedProcess spawn_confined(const LockdownSpec& spec, const std::vector<int>& keep,
+                               const std::function<void()>& after_fork,
+                               const std::function<int()>& body, double timeout_s) {
+    int pipe_fds[2];
+    if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
+        throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+    const int report_read = pipe_fds[0], report = pipe_fds[1];
+    const bool root = ::geteuid() == 0;
+    pid_t relay = ::fork();
+    if (relay < 0) {
+        int error = errno;
+        ::close(report_read);
+        ::close(report);
+        throw std::runtime_error(std::string("fork: ") + std::strerror(error));
+    }
+    if (relay == 0) {
+        // The relay: new namespaces for its children, then the init, then wait for it.
+        ::close(report_read);
+        ::setpgid(0, 0);
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        bool want_ns = spec.allows("pid_namespace") || spec.allows("network_namespace") ||
+                       spec.allows("mount_namespace");
+        int user_error = kDisabled;
+        if (!root && want_ns)
+            user_error = spec.allows("identity") ? enter_user_namespace() : kDisabled;
+        bool privileged = root || user_error == 0;
+        int pid_error = !spec.allows("pid_namespace") ? kDisabled
+                        : privileged                  ? try_call(::unshare(CLONE_NEWPID))
+                                                      : EPERM;
+        int net_error = !spec.allows("network_namespace") ? kDisabled
+                        : privileged                      ? try_call(::unshare(CLONE_NEWNET))
+                                                          : EPERM;
+        if (!root && user_error != 0 && user_error != kDisabled) {
+            pid_error = pid_error == kDisabled ? kDisabled : user_error;
+            net_error = net_error == kDisabled ? kDisabled : user_error;
+        }
+        pid_t init = ::fork();
+        if (init == 0)
+            run_init(report, pid_error == 0, spec, after_fork, keep, body, user_error == 0);
+        char line[128];
+        std::size_t at = 0;
+        put_text(line, at, sizeof line - 1, "A ");
+        put_number(line, at, sizeof line - 1, init);
+        for (int e : {user_error, pid_error, net_error}) {
+            put_text(line, at, sizeof line - 1, " ");
+            put_number(line, at, sizeof line - 1, e);
+        }
+        line[at++] = '\n';
+        put_line(report, line, at);
+        close_all_but(-1);
+        int status = 0;
+        while (init > 0 && ::waitpid(init, &status, 0) < 0 && errno == EINTR) {
+        }
+        ::_exit(0);
+    }
+    ::close(report);
+
+    ConfinedProcess p;
+    p.pid = relay;
+    p.report_fd = report_read;
+    auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(long(timeout_s * 1000));
+    std::string& pending = pending_lines()[report_read];
+    pending.clear();
+    auto fail = [&](const std::string& why) {
+        ::kill(-relay, SIGKILL);
+        ::kill(relay, SIGKILL);
+        ::waitpid(relay, nullptr, 0);
+        ::close(report_read);
+        pending_lines().erase(report_read);
+        throw std::runtime_error(why);
+    };
+    // The relay, the init and the body each report once, in whatever order they get to it.
+    long long init_pid = 0, user_error = 0, pid_error = 0, net_error = 0;
+    long long mount_error = 0, body_ns_pid = 0;
+    bool have_relay = false, have_init = false, have_body = false;
+    while (!(have_relay && have_init && have_body)) {
+        std::string line;
+        if (!read_line(report_read, pending, line, deadline))
+            fail(std::string("the confined process did not report its ") +
+                 (!have_relay  ? "namespaces"
+                  : !have_init ? "init"
+                               : "lockdown"));
+        if (line.rfind("A ", 0) == 0) {
+            have_relay = std::sscanf(line.c_str(), "A %lld %lld %lld %lld", &init_pid, &user_error,
+                                     &pid_error, &net_error) == 4;
+        } else if (line.rfind("B ", 0) == 0) {
+            have_init = std::sscanf(line.c_str(), "B %lld %lld", &mount_error, &body_ns_pid) == 2;
+        } else if (line.rfind("S ", 0) == 0) {
+            try {
+                p.layers = LayerReport::from_json(json::parse(line.substr(2)));
+                have_body = true;
+            } catch (const std::exception& e) {
+                fail(std::string("unreadable lockdown report: ") + e.what());
+            }
+        } else {
+            fail("the confined process ended before its lockdown was in place (" + line + ")");
+        }
+    }
+    if (root)
+        ;  // identity reported by the body
+    else if (user_error == kDisabled)
+        p.layers.add("identity", false, "forced off: " + spec.disabled_reason);
+    else
+        p.layers.add("identity", user_error == 0,
+                     "no user namespace: " + namespace_reason(int(user_error), false));
+    auto ns_layer = [&](const char* layer, long long error) {
+        if (error == kDisabled)
+            p.layers.add(layer, false, "forced off: " + spec.disabled_reason);
+        else
+            p.layers.add(layer, error == 0, namespace_reason(int(error), root));
+    };
+    ns_layer("pid_namespace", pid_error);
+    ns_layer("network_namespace", net_error);
+    ns_layer("mount_namespace", mount_error);
+    // The body's pid as this process sees it: the init's child.
+    pid_t init = pid_t(init_pid);
+    p.body_pid = pid_t(body_ns_pid);
+    if (pid_error == 0) {
+        std::ifstream children("/proc/" + std::to_string(init) + "/task/" + std::to_string(init) +
+                               "/children");
+        long long child = 0;
+        p.body_pid = children >> child ? pid_t(child) : -1;
+    }
+    return p;
+}
+
+ConfinedEnd wait_confined(ConfinedProcess& p) {
+    ConfinedEnd end;
+    if (p.pid <= 0) return end;
+    while (::waitpid(p.pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    p.pid = -1;
+    std::string& pending = pending_lines()[p.report_fd];
+    std::string line;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (read_line(p.report_fd, pending, line, deadline)) {
+        if (line.rfind("E ", 0) != 0) continue;
+        std::istringstream in(line.substr(2));
+        int known = 0;
+        in >> known >> end.wait_status;
+        end.body_status_known = known == 1;
+        for (std::string name; in >> name;) end.leftovers.push_back(name);
+        break;
+    }
+    ::close(p.report_fd);
+    pending_lines().erase(p.report_fd);
+    p.report_fd = -1;
+    return end;
+}
+
+std::vector<std::pair<pid_t, std::string>> descendants_of(pid_t ancestor) {
+    std::vector<std::pair<pid_t, std::string>> out;
+    std::map<pid_t, pid_t> parents;
+    each_process([&](pid_t pid) { parents[pid] = parent_of(pid); });
+    for (const auto& [pid, parent] : parents) {
+        pid_t p = parent;
+        for (int depth = 0; depth < 4096 && p > 1 && p != ancestor; ++depth) {
+            auto it = parents.find(p);
+            p = it == parents.end() ? 0 : it->second;
+        }
+        if (p != ancestor || pid == ancestor) continue;
+        std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+        std::string name;
+        std::getline(comm, name);
+        out.emplace_back(pid, name);
+    }
+    return out;
+}
+
+std::vector<std::pair<pid_t, std::string>> threads_of(pid_t pid) {
+    std::vector<std::pair<pid_t, std::string>> out;
+    std::string dir = "/proc/" + std::to_string(pid) + "/task";
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return out;
+    while (dirent* e = ::readdir(d)) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        std::ifstream comm(dir + "/" + e->d_name + "/comm");
+        std::string name;
+        std::getline(comm, name);
+        out.emplace_back(pid_t(std::atol(e->d_name)), name);
+    }
+    ::closedir(d);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+void make_undumpable() {
+    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
+bool readable_by(const std::string& path, std::int64_t uid, std::int64_t gid) {
+    std::string walked;
+    std::stringstream parts(path);
+    std::vector<std::string> prefixes = {"/"};
+    for (std::string part; std::getline(parts, part, '/');) {
+        if (part.empty()) continue;
+        walked += "/" + part;
+        prefixes.push_back(walked);
+    }
+    for (std::size_t i = 0; i < prefixes.size(); ++i) {
+        struct stat st {};
+        if (::stat(prefixes[i].c_str(), &st) != 0) return false;
+        bool last = i + 1 == prefixes.size();
+        mode_t need = S_ISDIR(st.st_mode) ? (last ? 05 : 01) : 04;
+        mode_t granted = st.st_uid == uid_t(uid)   ? (st.st_mode >> 6) & 07
+                         : st.st_gid == gid_t(gid) ? (st.st_mode >> 3) & 07
+                                                   : st.st_mode & 07;
+        if ((granted & need) != need) return false;
+    }
+    return true;
+}
+
+}  // namespace kbench::sandbox

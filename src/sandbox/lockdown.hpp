@@ -1,0 +1,101 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/fields.hpp"
+
+namespace kbench::sandbox {
+
+// The layers that confine a process running candidate code (a sandbox or a builder). Each is
+// applied where the machine provides it; one that it cannot provide is reported with the reason.
+//   identity           a dedicated user (kbench run as root) or a user namespace (otherwise)
+//   pid_namespace      its own PID namespace: it sees and can signal only its own processes,
+//                      and everything it starts dies with it
+//   mount_namespace    a /proc of its own namespace and a private /dev/shm
+//   network_namespace  no network but an unconfigured loopback
+//   landlock           writes only under its scratch folder (and to device files); with newer
+//                      kernels no TCP and no signals to processes outside it
+//   seccomp            no ptrace, no reading or writing other processes' memory, no new
+//                      namespaces, no internet sockets, no io_uring, no kernel keyrings
+//   capabilities       none, and none to gain by exec
+//   memory_limit       a memory cgroup of its own
+inline const std::vector<std::string>& lockdown_layers() {
+    static const std::vector<std::string> layers = {
+        "identity", "pid_namespace", "mount_namespace", "network_namespace",
+        "landlock", "seccomp",       "capabilities",    "memory_limit"};
+    return layers;
+}
+
+struct LockdownSpec {
+    std::vector<std::string> writable;  // folders it may write: its own scratch
+    std::int64_t uid = -1;              // the dedicated user when kbench runs as root, else -1
+    std::int64_t gid = -1;
+    std::string cgroup;                 // a memory cgroup made for it (folder), or empty
+    std::vector<std::string> disabled;  // layers forced off, with the reason below
+    std::string disabled_reason;
+    std::string identity_missing;  // why no dedicated user, when kbench runs as root
+
+    bool allows(const std::string& layer) const;
+    json to_json() const;
+    static LockdownSpec from_json(const json& j);
+};
+
+struct LayerReport {
+    std::vector<std::string> applied;
+    std::map<std::string, std::string> missing;  // layer -> why it is not there
+
+    void add(const std::string& layer, bool ok, const std::string& why_not);
+    json to_json() const;
+    static LayerReport from_json(const json& j);
+};
+
+// A process running under a lockdown. `pid` is the one to wait for and to kill: killing its
+// process group ends the body and, with a PID namespace, everything the body started.
+// `body_pid` is the body's process as this process sees it.
+struct ConfinedProcess {
+    pid_t pid = -1;
+    pid_t body_pid = -1;
+    int report_fd = -1;  // read end: the layers, then how the body ended
+    LayerReport layers;
+};
+
+// Forks a confined process and returns once the body is about to run (layers applied).
+// In the body's process: after_fork runs first (Python's after-fork hook), then the layers, then
+// fds are arranged (keep[i] becomes descriptor i: 0 stdin, 1 stdout, 2 stderr, 3 the control
+// socket; every other descriptor is closed) and body() runs; its value is the exit code.
+// Throws std::runtime_error when no process could be made.
+ConfinedProcess spawn_confined(const LockdownSpec& spec, const std::vector<int>& keep,
+                               const std::function<void()>& after_fork,
+                               const std::function<int()>& body, double timeout_s = 30);
+
+// How a confined process ended: the body's wait status, and the names of processes it left
+// behind (all killed before this returns).
+struct ConfinedEnd {
+    int wait_status = 0;
+    bool body_status_known = false;
+    std::vector<std::string> leftovers;
+};
+
+// Waits for the process to end; its namespace is empty when this returns.
+ConfinedEnd wait_confined(ConfinedProcess& process);
+
+// Processes whose parent chain leads to ancestor (not ancestor itself): pid and command name.
+std::vector<std::pair<pid_t, std::string>> descendants_of(pid_t ancestor);
+
+// Threads of a process: thread id and name.
+std::vector<std::pair<pid_t, std::string>> threads_of(pid_t pid);
+
+// Marks this process as not dumpable: processes of the same user cannot ptrace it or read its
+// memory through /proc. Judge, zygote and orchestrator call it at start.
+void make_undumpable();
+
+// Whether uid can read path and every folder above it.
+bool readable_by(const std::string& path, std::int64_t uid, std::int64_t gid);
+
+}  // namespace kbench::sandbox

@@ -1,0 +1,297 @@
+// The lockdown of processes that run candidate code, tried the way a hostile candidate would:
+// each layer that the machine provides must stop its attack, and each layer forced off must be
+// reported as off.
+#include "sandbox/lockdown.hpp"
+
+#include "core/error.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace kbench::sandbox {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool applied(const LayerReport& r, const std::string& layer) {
+    return std::find(r.applied.begin(), r.applied.end(), layer) != r.applied.end();
+}
+
+class Lockdown : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        root_ = fs::temp_directory_path() / ("kbench-lockdown-" + std::to_string(::getpid()) + "-" +
+                                             std::to_string(counter_++));
+        scratch_ = root_ / "scratch";
+        fs::create_directories(scratch_);
+        fs::permissions(root_,
+                        fs::perms::owner_all | fs::perms::others_exec | fs::perms::group_exec);
+        if (::geteuid() == 0) {
+            ::chown(scratch_.c_str(), 65534, 65534);
+        }
+    }
+    void TearDown() override { fs::remove_all(root_); }
+
+    LockdownSpec spec() const {
+        LockdownSpec s;
+        s.writable = {scratch_.string()};
+        if (::geteuid() == 0) {
+            s.uid = 65534;
+            s.gid = 65534;
+        }
+        return s;
+    }
+
+    // Runs body confined; returns what it wrote to its stdout and the layers.
+    struct Run {
+        std::string out;
+        LayerReport layers;
+        ConfinedEnd end;
+        pid_t body_pid = -1;
+    };
+    Run run(const LockdownSpec& s, const std::function<int()>& body) {
+        int out[2];
+        EXPECT_EQ(::pipe(out), 0);
+        int null = ::open("/dev/null", O_RDONLY);
+        ConfinedProcess p = spawn_confined(s, {null, out[1], out[1]}, nullptr, body);
+        ::close(out[1]);
+        ::close(null);
+        Run r;
+        r.layers = p.layers;
+        r.body_pid = p.body_pid;
+        char buf[4096];
+        for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) r.out.append(buf, n);
+        ::close(out[0]);
+        r.end = wait_confined(p);
+        return r;
+    }
+
+    static int counter_;
+    fs::path root_, scratch_;
+};
+
+int Lockdown::counter_ = 0;
+
+void say(const std::string& text) {
+    std::string line = text + "\n";
+    (void)!::write(1, line.data(), line.size());
+}
+
+TEST_F(Lockdown, ReportsEveryLayerAsAppliedOrMissingWithAReason) {
+    Run r = run(spec(), [] { return 0; });
+    for (const std::string& layer : lockdown_layers()) {
+        bool on = applied(r.layers, layer);
+        bool off = r.layers.missing.count(layer) > 0;
+        EXPECT_TRUE(on != off) << layer << " must be either applied or missing";
+        if (off) {
+            EXPECT_FALSE(r.layers.missing.at(layer).empty()) << layer;
+        }
+    }
+    EXPECT_TRUE(r.end.body_status_known);
+    EXPECT_TRUE(WIFEXITED(r.end.wait_status));
+}
+
+TEST_F(Lockdown, EachLayerForcedOffIsReportedAsForcedOff) {
+    for (const std::string& layer : lockdown_layers()) {
+        LockdownSpec s = spec();
+        s.disabled = {layer};
+        s.disabled_reason = "test";
+        Run r = run(s, [] { return 0; });
+        ASSERT_EQ(r.layers.missing.count(layer), 1u) << layer;
+        EXPECT_NE(r.layers.missing.at(layer).find("forced off: test"), std::string::npos)
+            << layer << ": " << r.layers.missing.at(layer);
+        EXPECT_FALSE(applied(r.layers, layer)) << layer;
+    }
+}
+
+TEST_F(Lockdown, WritesOnlyUnderItsScratchFolder) {
+    fs::path outside = root_ / "outside.txt";
+    std::string inside = (scratch_ / "inside.txt").string();
+    Run r = run(spec(), [&] {
+        int in = ::open(inside.c_str(), O_CREAT | O_WRONLY, 0644);
+        say(in >= 0 ? "inside ok" : std::string("inside failed ") + std::strerror(errno));
+        int out = ::open(outside.c_str(), O_CREAT | O_WRONLY, 0644);
+        say(out >= 0 ? "outside ok" : "outside refused");
+        int dev = ::open("/dev/null", O_WRONLY | O_TRUNC);
+        say(dev >= 0 ? "devnull ok" : "devnull refused");
+        return 0;
+    });
+    if (!applied(r.layers, "landlock") && !applied(r.layers, "identity"))
+        GTEST_SKIP() << "no filesystem layer here: " << r.layers.to_json().dump();
+    EXPECT_NE(r.out.find("inside ok"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("outside refused"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("devnull ok"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(outside));
+}
+
+TEST_F(Lockdown, CannotTraceOrReadTheMemoryOfItsParent) {
+    pid_t parent = ::getpid();
+    Run r = run(spec(), [&] {
+        long traced = ::ptrace(PTRACE_ATTACH, parent, nullptr, nullptr);
+        say(traced == 0 ? "ptrace ok" : "ptrace refused");
+        std::string mem = "/proc/" + std::to_string(parent) + "/mem";
+        int fd = ::open(mem.c_str(), O_RDWR);
+        say(fd >= 0 ? "mem ok" : "mem refused");
+        return 0;
+    });
+    EXPECT_NE(r.out.find("ptrace refused"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("mem refused"), std::string::npos) << r.out;
+}
+
+TEST_F(Lockdown, CannotSignalProcessesOutsideIt) {
+    pid_t parent = ::getpid();
+    // A process of kbench's user, not dumpable-protected, that the body must not be able to stop.
+    pid_t bystander = ::fork();
+    if (bystander == 0) {
+        ::pause();
+        ::_exit(0);
+    }
+    Run r = run(spec(), [&] {
+        say(::kill(parent, 0) == 0 ? "parent signalable" : "parent unreachable");
+        say(::kill(bystander, SIGSTOP) == 0 ? "bystander stopped" : "bystander unreachable");
+        return 0;
+    });
+    int status = 0;
+    pid_t stopped = ::waitpid(bystander, &status, WNOHANG | WUNTRACED);
+    ::kill(bystander, SIGKILL);
+    ::waitpid(bystander, nullptr, 0);
+    if (!applied(r.layers, "pid_namespace") && !applied(r.layers, "identity") &&
+        !applied(r.layers, "landlock"))
+        GTEST_SKIP() << "no layer here confines signals: " << r.layers.to_json().dump();
+    EXPECT_NE(r.out.find("parent unreachable"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("bystander unreachable"), std::string::npos) << r.out;
+    EXPECT_EQ(stopped, 0) << "the bystander was stopped";
+}
+
+TEST_F(Lockdown, NoInternetSocketsAndNoNewNamespaces) {
+    Run r = run(spec(), [] {
+        int inet = ::socket(AF_INET, SOCK_STREAM, 0);
+        say(inet >= 0 ? "inet ok" : "inet refused");
+        int unix_socket = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        say(unix_socket >= 0 ? "unix ok" : "unix refused");
+        say(::unshare(CLONE_NEWUSER) == 0 ? "unshare ok" : "unshare refused");
+        return 0;
+    });
+    if (!applied(r.layers, "seccomp")) GTEST_SKIP() << r.layers.to_json().dump();
+    EXPECT_NE(r.out.find("inet refused"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("unix ok"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("unshare refused"), std::string::npos) << r.out;
+}
+
+TEST_F(Lockdown, HasNoCapabilitiesAndItsOwnIdentity) {
+    Run r = run(spec(), [] {
+        std::ifstream status("/proc/self/status");
+        for (std::string line; std::getline(status, line);)
+            if (line.rfind("CapEff:", 0) == 0 || line.rfind("CapBnd:", 0) == 0 ||
+                line.rfind("Uid:", 0) == 0 || line.rfind("NoNewPrivs:", 0) == 0)
+                say(line);
+        return 0;
+    });
+    if (applied(r.layers, "capabilities")) {
+        EXPECT_NE(r.out.find("CapEff:\t0000000000000000"), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find("CapBnd:\t0000000000000000"), std::string::npos) << r.out;
+    }
+    EXPECT_NE(r.out.find("NoNewPrivs:\t1"), std::string::npos) << r.out;
+    if (::geteuid() == 0 && applied(r.layers, "identity")) {
+        EXPECT_NE(r.out.find("Uid:\t65534\t65534\t65534\t65534"), std::string::npos) << r.out;
+    }
+}
+
+TEST_F(Lockdown, EverythingItStartsDiesWithItEvenDetachedChains) {
+    std::string marker = (scratch_ / "chain").string();
+    Run r = run(spec(), [&] {
+        // A chain of 200 processes, each in a session of its own, the last one sleeping.
+        for (int depth = 0; depth < 200; ++depth) {
+            pid_t child = ::fork();
+            if (child != 0) ::_exit(0);  // the parent leaves; the child goes on down the chain
+            ::setsid();
+        }
+        std::ofstream(marker) << ::getpid();
+        for (;;) ::pause();
+        return 0;
+    });
+    if (!applied(r.layers, "pid_namespace"))
+        GTEST_SKIP() << "no PID namespace: " << r.layers.missing["pid_namespace"];
+    (void)r;
+    // Nothing of the chain may still run: every process that had the marker's program is gone.
+    auto descendants = descendants_of(::getpid());
+    for (const auto& [pid, name] : descendants) EXPECT_NE(name, "kbench_unit_tes") << pid;
+}
+
+TEST_F(Lockdown, TheBodysExitStatusComesBack) {
+    Run exits = run(spec(), [] { return 7; });
+    ASSERT_TRUE(exits.end.body_status_known);
+    EXPECT_TRUE(WIFEXITED(exits.end.wait_status));
+    EXPECT_EQ(WEXITSTATUS(exits.end.wait_status), 7);
+    Run dies = run(spec(), [] {
+        ::raise(SIGSEGV);
+        return 0;
+    });
+    ASSERT_TRUE(dies.end.body_status_known);
+    EXPECT_TRUE(WIFSIGNALED(dies.end.wait_status));
+    EXPECT_EQ(WTERMSIG(dies.end.wait_status), SIGSEGV);
+}
+
+TEST_F(Lockdown, NamesWhatTheBodyLeftBehind) {
+    Run r = run(spec(), [] {
+        if (::fork() == 0) {
+            ::prctl(PR_SET_NAME, "leftover_proc");
+            for (;;) ::pause();
+        }
+        ::usleep(100000);
+        return 0;
+    });
+    ASSERT_TRUE(r.end.body_status_known);
+    bool named = std::find(r.end.leftovers.begin(), r.end.leftovers.end(), "leftover_proc") !=
+                 r.end.leftovers.end();
+    EXPECT_TRUE(named) << ::testing::PrintToString(r.end.leftovers);
+}
+
+TEST(LockdownSpec, RoundTripsAndRefusesMissingFields) {
+    LockdownSpec s;
+    s.writable = {"/tmp/x"};
+    s.uid = 5;
+    s.gid = 6;
+    s.disabled = {"seccomp"};
+    s.disabled_reason = "why";
+    LockdownSpec back = LockdownSpec::from_json(s.to_json());
+    EXPECT_EQ(back.writable, s.writable);
+    EXPECT_EQ(back.uid, 5);
+    EXPECT_FALSE(back.allows("seccomp"));
+    json partial = s.to_json();
+    partial.erase("uid");
+    EXPECT_THROW(LockdownSpec::from_json(partial), ProtocolError);
+}
+
+TEST(ReadableBy, FollowsEveryFolderOnThePath) {
+    fs::path dir = fs::temp_directory_path() / ("kbench-readable-" + std::to_string(::getpid()));
+    fs::create_directories(dir / "inner");
+    std::ofstream(dir / "inner" / "file") << "x";
+    fs::permissions(dir, fs::perms::owner_all);
+    fs::permissions(dir / "inner", fs::perms::all);
+    fs::permissions(dir / "inner" / "file", fs::perms::all);
+    std::string file = (dir / "inner" / "file").string();
+    EXPECT_TRUE(readable_by(file, ::geteuid(), ::getegid()));
+    EXPECT_FALSE(readable_by(file, 65534, 65534));  // dir is 0700
+    fs::permissions(dir, fs::perms::owner_all | fs::perms::others_exec);
+    EXPECT_TRUE(readable_by(file, 65534, 65534));
+    fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kbench::sandbox

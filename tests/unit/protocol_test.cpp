@@ -1,0 +1,165 @@
+// The typed protocol: every message survives its own encoding, and a message that lacks a field
+// or carries one of the wrong type is refused, never read with a default.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "core/error.hpp"
+#include "protocol/judge_messages.hpp"
+#include "protocol/sandbox_messages.hpp"
+#include "protocol/zygote_messages.hpp"
+
+namespace kbench::protocol {
+namespace {
+
+// Every field of a message is required: dropping any one of them must be refused.
+template <typename T>
+void expect_every_field_required(const json& full, const std::string& name) {
+    ASSERT_NO_THROW(T::from_json(full)) << name;
+    for (const auto& [key, value] : full.items()) {
+        json partial = full;
+        partial.erase(key);
+        EXPECT_THROW(T::from_json(partial), ProtocolError) << name << " without " << key;
+    }
+}
+
+TensorRef tensor() {
+    return {3, {2, 4}, {4, 1}, "float32"};
+}
+
+TEST(Protocol, SandboxMessagesRoundTrip) {
+    CallBatch b;
+    b.nonce = 99;
+    b.new_slots = {{3, {"memfd", 0, "", 64}}};
+    b.drop_slots = {1, 2};
+    Argument value;
+    value.value = 7;
+    Argument t;
+    t.is_tensor = true;
+    t.tensor = tensor();
+    b.calls = {{{t, value}, {tensor()}}};
+    b.timed = true;
+    json wire = request_json(b);
+    EXPECT_EQ(op_of(wire), Op::call);
+    CallBatch back = CallBatch::from_json(wire);
+    EXPECT_EQ(back.nonce, 99u);
+    EXPECT_EQ(back.new_slots[0].buffer.kind, "memfd");
+    EXPECT_EQ(back.calls[0].args[1].value, 7);
+    EXPECT_TRUE(back.calls[0].args[0].is_tensor);
+    EXPECT_EQ(back.calls[0].outputs[0].sizes, (std::vector<std::int64_t>{2, 4}));
+    expect_every_field_required<CallBatch>(b.to_json(), "call request");
+
+    CallResult r{12.5,
+                 20.0,
+                 "tensor",
+                 true,
+                 {{true, true, "torch.Tensor", {2, 4}, "float32", "cpu", -1, true}}};
+    CallsDone done{99, {r}};
+    CallsDone done_back = CallsDone::from_json(reply_json(done));
+    EXPECT_EQ(done_back.results[0].event_us, 12.5);
+    EXPECT_TRUE(done_back.results[0].outputs[0].copied);
+    expect_every_field_required<CallResult>(r.to_json(), "call result");
+    expect_every_field_required<OutputReport>(r.outputs[0].to_json(), "output report");
+    expect_every_field_required<TensorRef>(tensor().to_json(), "tensor");
+}
+
+TEST(Protocol, JudgeMessagesRoundTrip) {
+    CorrectnessChecked c{5, 4, 0.5, std::numeric_limits<double>::infinity(), "trial 2: off"};
+    CorrectnessChecked back = CorrectnessChecked::from_json(c.to_json());
+    EXPECT_EQ(back.trials_passed, 4);
+    EXPECT_TRUE(std::isinf(back.max_rel_diff));
+    expect_every_field_required<CorrectnessChecked>(c.to_json(), "correctness reply");
+
+    Measured m{{10, 11, 12}, true, 3, 6, 0, "median"};
+    CandidateTimed timed{m, {{"threads_started", "warn", "1 thread"}}, 2, ""};
+    CandidateTimed timed_back = CandidateTimed::from_json(timed.to_json());
+    EXPECT_EQ(timed_back.measured.samples_us.size(), 3u);
+    EXPECT_EQ(timed_back.findings[0].rule, "threads_started");
+    EXPECT_DOUBLE_EQ(timed_back.measured.summary().median_us, 11);
+    expect_every_field_required<Measured>(m.to_json(), "measurement");
+
+    TimingRequest request{TimingConfig{}, 30};
+    EXPECT_EQ(op_of(request_json(request)), Op::timing);
+    expect_every_field_required<TimingRequest>(request.to_json(), "timing request");
+    expect_every_field_required<Overhead>(Overhead{1, 2, 3}.to_json(), "overhead");
+}
+
+TEST(Protocol, ZygoteMessagesRoundTrip) {
+    ForkRequest f;
+    f.role = "sandbox";
+    f.device = "cpu";
+    f.cwd = "/tmp/x";
+    f.env = {{"A", "1"}};
+    f.lockdown.writable = {"/tmp/x"};
+    ForkRequest back = ForkRequest::from_json(request_json(f));
+    EXPECT_EQ(back.env.at("A"), "1");
+    EXPECT_EQ(back.lockdown.writable[0], "/tmp/x");
+    json other_role = f.to_json();
+    other_role["role"] = "judge";
+    EXPECT_THROW(ForkRequest::from_json(other_role), ProtocolError);
+    Reaped r{true, false, 0, 11, {"sleep"}};
+    expect_every_field_required<Reaped>(r.to_json(), "reap reply");
+    Built b{BuildOutcome::compile_error, "nvcc: error"};
+    EXPECT_EQ(Built::from_json(b.to_json()).outcome, BuildOutcome::compile_error);
+}
+
+TEST(Protocol, ARepliesIsAPayloadOrAFaultAndNothingElse) {
+    Health h{true, ""};
+    auto ok = read_reply<Health>(reply_json(h), "health reply");
+    ASSERT_TRUE(ok.ok());
+    EXPECT_TRUE(ok.value->healthy);
+    auto fault =
+        read_reply<Health>(fault_json({FaultKind::candidate_raised, "boom", ""}), "health reply");
+    ASSERT_FALSE(fault.ok());
+    EXPECT_EQ(fault.fault->kind, FaultKind::candidate_raised);
+    // No "ok" at all, or an "ok" that is not a boolean, is not a reply.
+    EXPECT_THROW(read_reply<Health>(json{{"healthy", true}, {"error", ""}}, "r"), ProtocolError);
+    EXPECT_THROW(read_reply<Health>(json{{"ok", 1}, {"healthy", true}, {"error", ""}}, "r"),
+                 ProtocolError);
+    // A success that lacks its payload's fields is refused.
+    EXPECT_THROW(read_reply<CorrectnessChecked>(json{{"ok", true}, {"trials", 5}}, "r"),
+                 ProtocolError);
+}
+
+TEST(Protocol, ACorrectnessReplyCannotClaimMoreThanItRan) {
+    json j = CorrectnessChecked{5, 5, 0, 0, ""}.to_json();
+    j["trials_passed"] = 6;
+    EXPECT_THROW(CorrectnessChecked::from_json(j), ProtocolError);
+    j["trials_passed"] = 3;  // failures need a reason
+    EXPECT_THROW(CorrectnessChecked::from_json(j), ProtocolError);
+}
+
+TEST(Protocol, AMeasurementNeedsFiniteSamples) {
+    json j = Measured{{1, 2}, true, 0, 2, 0, "median"}.to_json();
+    j["samples_us"] = json::array();
+    EXPECT_THROW(Measured::from_json(j), ProtocolError);
+    j["samples_us"] = json::array({1.0, "nan"});
+    EXPECT_THROW(Measured::from_json(j), ProtocolError);
+    j["samples_us"] = json::array({1.0, -3.0});
+    EXPECT_THROW(Measured::from_json(j), ProtocolError);
+}
+
+TEST(Protocol, EveryFaultMapsToOneStatus) {
+    EXPECT_EQ(status_of(FaultKind::candidate_load), Status::load_error);
+    EXPECT_EQ(status_of(FaultKind::candidate_build), Status::compile_error);
+    EXPECT_EQ(status_of(FaultKind::candidate_raised), Status::runtime_error);
+    EXPECT_EQ(status_of(FaultKind::candidate_overran), Status::timeout);
+    EXPECT_EQ(status_of(FaultKind::sandbox_ended), Status::crash);
+    EXPECT_EQ(status_of(FaultKind::protocol_violation), Status::rejected);
+    EXPECT_EQ(status_of(FaultKind::integrity), Status::rejected);
+    EXPECT_EQ(status_of(FaultKind::harness), Status::infra_error);
+    EXPECT_EQ(status_of(FaultKind::device), Status::infra_error);
+    for (auto kind :
+         {FaultKind::candidate_load, FaultKind::candidate_build, FaultKind::candidate_raised,
+          FaultKind::candidate_overran, FaultKind::sandbox_ended, FaultKind::protocol_violation,
+          FaultKind::integrity, FaultKind::reference, FaultKind::harness, FaultKind::device}) {
+        EXPECT_NE(status_of(kind), Status::correct);
+        EXPECT_EQ(parse_fault_kind(to_string(kind)), kind);
+    }
+    EXPECT_THROW(parse_fault_kind("oops"), ProtocolError);
+    EXPECT_THROW(op_of(json{{"op", "launch_missiles"}}), ProtocolError);
+}
+
+}  // namespace
+}  // namespace kbench::protocol
