@@ -6,19 +6,37 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 
 #include "core/error.hpp"
+#include "core/fields.hpp"
 #include "core/sha256.hpp"
 
 namespace kbench::build {
 
+std::string file_sha256(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return {};
+    Sha256 hash;
+    char buffer[1 << 16];
+    while (in.read(buffer, sizeof buffer) || in.gcount() > 0)
+        hash.update(std::string_view(buffer, std::size_t(in.gcount())));
+    return hash.hex_digest();
+}
+
 json BuildRecord::to_json() const {
-    return json{{"status", status}, {"log", log}, {"seconds", seconds}};
+    return json{
+        {"status", status}, {"log", log}, {"seconds", real_json(seconds)}, {"files", files}};
 }
 
 BuildRecord BuildRecord::from_json(const json& j) {
-    return {j.value("status", std::string()), j.value("log", std::string()),
-            j.value("seconds", 0.0)};
+    Fields f(j, "build record");
+    BuildRecord r{f.text("status"), f.text("log"), f.real("seconds"), {}};
+    for (const auto& [path, hash] : f.object("files").items()) {
+        if (!hash.is_string()) throw ProtocolError("build record: a file's hash is not text");
+        r.files[path] = hash.get<std::string>();
+    }
+    return r;
 }
 
 BuildCache::BuildCache(fs::path root) : root_(std::move(root)) {}
@@ -40,22 +58,80 @@ fs::path BuildCache::torch_extensions_dir(const std::string& key) const {
     return dir(key) / "torch_extensions";
 }
 
-fs::path BuildCache::triton_dir(const std::string& key) const {
-    return dir(key) / "triton";
-}
-
-std::optional<BuildRecord> BuildCache::lookup(const std::string& key) const {
+std::optional<BuildRecord> BuildCache::lookup(const std::string& key, std::string* altered) const {
     fs::path path = dir(key) / "build.json";
     if (!fs::exists(path)) return std::nullopt;
+    BuildRecord record;
     try {
-        return BuildRecord::from_json(json::parse(read_file(path)));
+        record = BuildRecord::from_json(json::parse(read_file(path)));
     } catch (const std::exception&) {
+        if (altered) *altered = "its record is unreadable";
         return std::nullopt;  // a torn or foreign file: build again
     }
+    fs::path ext = torch_extensions_dir(key);
+    for (const auto& [file, hash] : record.files) {
+        if (file_sha256(ext / file) != hash) {
+            if (altered) *altered = (ext / file).string() + " is not the file kbench recorded";
+            return std::nullopt;
+        }
+    }
+    // Nothing may have been added to what was recorded either.
+    std::error_code ignored;
+    if (fs::exists(ext))
+        for (const auto& entry : fs::recursive_directory_iterator(ext, ignored))
+            if (entry.is_regular_file() &&
+                !record.files.count(fs::relative(entry.path(), ext).string())) {
+                if (altered) *altered = entry.path().string() + " was added after the build";
+                return std::nullopt;
+            }
+    return record;
 }
 
-void BuildCache::store(const std::string& key, const BuildRecord& record) const {
+void BuildCache::store(const std::string& key, BuildRecord record, const fs::path& built) const {
+    fs::path ext = torch_extensions_dir(key);
+    std::error_code ignored;
+    fs::remove_all(ext, ignored);
+    record.files.clear();
+    if (!built.empty() && fs::exists(built)) {
+        fs::create_directories(dir(key));
+        fs::copy(built, ext, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+        for (const auto& entry : fs::recursive_directory_iterator(ext)) {
+            if (entry.is_symlink() || !entry.is_regular_file()) {
+                if (entry.is_symlink()) fs::remove(entry.path(), ignored);
+                continue;
+            }
+            std::string name = entry.path().filename().string();
+            // Locks and ninja's logs change as builds run; they are not artefacts.
+            if (name == "lock" || name == ".ninja_lock") {
+                fs::remove(entry.path(), ignored);
+                continue;
+            }
+            record.files[fs::relative(entry.path(), ext).string()] = file_sha256(entry.path());
+        }
+    }
     write_file_atomic(dir(key) / "build.json", record.to_json().dump(2));
+}
+
+bool BuildCache::place_modules(const std::string& key, const fs::path& dest,
+                               std::string* altered) const {
+    auto record = lookup(key, altered);
+    if (!record) return false;
+    fs::path ext = torch_extensions_dir(key);
+    bool placed = false;
+    for (const auto& [file, hash] : record->files) {
+        fs::path rel(file);
+        // torch builds NAME into NAME/NAME.so: that is what a sandbox imports.
+        if (rel.extension() != ".so" || rel.parent_path().filename() != rel.stem()) continue;
+        fs::path target = dest / rel.parent_path().filename() / rel.filename();
+        fs::create_directories(target.parent_path());
+        fs::copy_file(ext / rel, target, fs::copy_options::overwrite_existing);
+        if (file_sha256(target) != hash) {
+            if (altered) *altered = (ext / rel).string() + " changed while it was copied";
+            return false;
+        }
+        placed = true;
+    }
+    return placed;
 }
 
 BuildCache::Lock BuildCache::lock(const std::string& key) const {

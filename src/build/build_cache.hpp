@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -13,13 +14,18 @@ struct BuildRecord {
     std::string status;  // "ok", "compile_error", or "import_error" (not a verdict: load decides)
     std::string log;     // compiler or Python output, capped
     double seconds = 0;
+    // Every artefact, relative to the entry's torch_extensions folder, with its SHA-256,
+    // recorded by kbench (never by the builder) and checked before every use.
+    std::map<std::string, std::string> files;
 
     json to_json() const;
     static BuildRecord from_json(const json& j);
 };
 
 // Content-addressed build cache: one folder per hash of (candidate source, backend, precision,
-// toolchain fingerprint), holding torch extension and Triton artefacts and the build record.
+// toolchain fingerprint). A builder writes only into a scratch folder of its own; kbench moves
+// the artefacts in, records their hashes, and checks them each time it hands them out. Nothing
+// that runs candidate code can write here.
 class BuildCache {
   public:
     explicit BuildCache(fs::path root);
@@ -29,10 +35,18 @@ class BuildCache {
 
     fs::path dir(const std::string& key) const;
     fs::path torch_extensions_dir(const std::string& key) const;
-    fs::path triton_dir(const std::string& key) const;
 
-    std::optional<BuildRecord> lookup(const std::string& key) const;
-    void store(const std::string& key, const BuildRecord& record) const;
+    // The record, if its artefacts are all there as recorded. An entry whose artefacts were
+    // changed is not returned, and altered says which file (then it is built again).
+    std::optional<BuildRecord> lookup(const std::string& key, std::string* altered = nullptr) const;
+
+    // Moves what a build produced (built, a torch_extensions folder) into the entry, records the
+    // artefacts' hashes with the record, and writes the record.
+    void store(const std::string& key, BuildRecord record, const fs::path& built = {}) const;
+
+    // Copies the entry's extension modules (*.so, checked against the record) under dest as
+    // NAME/NAME.so; false when the entry has none or one fails its check.
+    bool place_modules(const std::string& key, const fs::path& dest, std::string* altered) const;
 
     // An exclusive lock on one key, so that concurrent builds of one source build it once.
     class Lock {
@@ -50,5 +64,8 @@ class BuildCache {
   private:
     fs::path root_;
 };
+
+// SHA-256 of a file's bytes.
+std::string file_sha256(const fs::path& path);
 
 }  // namespace kbench::build

@@ -46,11 +46,12 @@ int run_check(const CheckOptions& o) {
         candidates.push_back(std::move(c));
     }
 
-    fs::path scratch = fs::absolute(make_temp_dir("kbench-check-"));
     auto log = make_logger(o.run);
     schedule::EvaluatorOptions options;
     options.config = config;
     options.env.python = build::find_python(o.run.python);
+    options.policy = schedule::SandboxPolicy::decide(options.env.python);
+    fs::path scratch = make_scratch("kbench-check-", options.policy);
     options.env.worker_package_dir = build::worker_package_dir();
     options.env.device_kind = device.kind;
     if (device.kind == "cuda") options.env.visible_gpu = schedule::physical_gpu(device.ordinal);
@@ -70,7 +71,7 @@ int run_check(const CheckOptions& o) {
     {
         if (log) log("starting the judge and the zygote (" + device.label + ")");
         schedule::BuilderPool builds(
-            make_builder_options(o.run, options.env, scratch / "work", log));
+            make_builder_options(o.run, options.env, options.policy, scratch / "work", log));
         schedule::Evaluator evaluator(options, builds);
         builds.wait_ready();
         builds.set_cuda_architectures({evaluator.device_info().value("capability", std::string())});

@@ -182,17 +182,18 @@ int run_eval(const EvalOptions& o) {
     }
 
     if (!suspects.empty() || !rest.empty()) {
-        fs::path scratch = fs::absolute(make_temp_dir("kbench-eval-"));
         schedule::EngineOptions e;
         e.config = config;
         e.env.python = python;
+        e.policy = schedule::SandboxPolicy::decide(python);
+        fs::path scratch = make_scratch("kbench-eval-", e.policy);
         e.env.worker_package_dir = build::worker_package_dir();
         e.env.device_kind = device_kind;
         e.env.log_dir = run_dir / "logs";
         e.gpus = gpus;
         e.cpu_judges = o.cpu_judges;
-        e.builds =
-            make_builder_options(o.run, e.env, scratch / "work", o.run.verbose ? log : nullptr);
+        e.builds = make_builder_options(o.run, e.env, e.policy, scratch / "work",
+                                        o.run.verbose ? log : nullptr);
         e.scratch_dir = scratch / "work";
         e.log = log;
         e.verbose = o.run.verbose && !o.run.quiet;

@@ -3,8 +3,11 @@
 
 #include "cli/commands.hpp"
 #include "core/error.hpp"
+#include "sandbox/lockdown.hpp"
 
 int main(int argc, char** argv) {
+    // No process of this user (a sandbox without its layers, say) may read kbench's memory.
+    kbench::sandbox::make_undumpable();
     CLI::App app{"kbench: evaluate GPU kernels against KernelBench reference programs"};
     app.set_version_flag("--version", "kbench 0.1.0");
     app.require_subcommand(1);

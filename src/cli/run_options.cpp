@@ -69,10 +69,12 @@ std::function<void(const std::string&)> make_logger(const RunOptions& o) {
 
 schedule::BuilderOptions make_builder_options(const RunOptions& o,
                                               const schedule::WorkerEnvironment& env,
+                                              const schedule::SandboxPolicy& policy,
                                               const fs::path& scratch,
                                               std::function<void(const std::string&)> log) {
     schedule::BuilderOptions b;
     b.env = env;
+    b.policy = policy;
     // Absolute: workers run in private folders of their own.
     b.cache_dir = fs::absolute(o.cache_dir ? fs::path(*o.cache_dir) : cache_root() / "builds");
     b.scratch_dir = fs::absolute(scratch);
@@ -82,6 +84,14 @@ schedule::BuilderOptions make_builder_options(const RunOptions& o,
     b.log = std::move(log);
     b.verbose = o.verbose && !o.quiet;
     return b;
+}
+
+fs::path make_scratch(const std::string& prefix, const schedule::SandboxPolicy& policy) {
+    fs::path scratch = fs::absolute(make_temp_dir(prefix));
+    if (policy.uid >= 0)
+        fs::permissions(scratch,
+                        fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+    return scratch;
 }
 
 Backend detect_backend(const std::string& option, const std::string& code,

@@ -40,8 +40,12 @@ std::function<void(const std::string&)> make_logger(const RunOptions& options);
 // The build pool's settings for these options; cache and scratch paths made absolute.
 schedule::BuilderOptions make_builder_options(const RunOptions& options,
                                               const schedule::WorkerEnvironment& env,
+                                              const schedule::SandboxPolicy& policy,
                                               const fs::path& scratch,
                                               std::function<void(const std::string&)> log);
+
+// A private scratch folder for this run; passable by the sandboxes' user when there is one.
+fs::path make_scratch(const std::string& prefix, const schedule::SandboxPolicy& policy);
 
 // The backend of a candidate: the option if given, else cpu on a CPU, triton if the source
 // imports it, cuda otherwise.

@@ -1,5 +1,7 @@
 #include "core/verdict.hpp"
 
+#include "core/fields.hpp"
+
 namespace kbench {
 namespace {
 
@@ -14,21 +16,32 @@ std::optional<T> optional_from(const json& j, const char* key) {
     return j.at(key).get<T>();
 }
 
+// A stored number: non-finite values are written as text (JSON has no inf or nan).
+double number_at(const json& j, const char* key) {
+    if (!j.contains(key) || j.at(key).is_null()) return 0;
+    return real_from_json(j.at(key), key);
+}
+
 }  // namespace
 
 json TimingResult::to_json() const {
-    return json{{"median_us", median_us}, {"mean_us", mean_us},    {"min_us", min_us},
-                {"p10_us", p10_us},       {"p90_us", p90_us},      {"n", n},
-                {"converged", converged}, {"statistic", statistic}};
+    return json{{"median_us", real_json(median_us)},
+                {"mean_us", real_json(mean_us)},
+                {"min_us", real_json(min_us)},
+                {"p10_us", real_json(p10_us)},
+                {"p90_us", real_json(p90_us)},
+                {"n", n},
+                {"converged", converged},
+                {"statistic", statistic}};
 }
 
 TimingResult TimingResult::from_json(const json& j) {
     TimingResult t;
-    t.median_us = j.value("median_us", 0.0);
-    t.mean_us = j.value("mean_us", 0.0);
-    t.min_us = j.value("min_us", 0.0);
-    t.p10_us = j.value("p10_us", 0.0);
-    t.p90_us = j.value("p90_us", 0.0);
+    t.median_us = number_at(j, "median_us");
+    t.mean_us = number_at(j, "mean_us");
+    t.min_us = number_at(j, "min_us");
+    t.p10_us = number_at(j, "p10_us");
+    t.p90_us = number_at(j, "p90_us");
     t.n = j.value("n", 0);
     t.converged = j.value("converged", false);
     t.statistic = j.value("statistic", std::string("median"));
@@ -50,8 +63,8 @@ json Verdict::to_json() const {
     j["reason"] = reason;
     j["correctness"] = {{"trials_passed", correctness.trials_passed},
                         {"trials", correctness.trials},
-                        {"max_abs_diff", correctness.max_abs_diff},
-                        {"max_rel_diff", correctness.max_rel_diff}};
+                        {"max_abs_diff", real_json(correctness.max_abs_diff)},
+                        {"max_rel_diff", real_json(correctness.max_rel_diff)}};
     j["timing"] = timing ? timing->to_json() : json(nullptr);
     if (baseline) {
         j["baseline"] = baseline->to_json();
@@ -59,17 +72,21 @@ json Verdict::to_json() const {
     } else {
         j["baseline"] = nullptr;
     }
-    j["speedup"] = optional_json(speedup);
+    j["speedup"] = speedup ? real_json(*speedup) : json(nullptr);
     j["speedup_ci95"] =
-        speedup_ci95 ? json::array({speedup_ci95->first, speedup_ci95->second}) : json(nullptr);
+        speedup_ci95
+            ? json::array({real_json(speedup_ci95->first), real_json(speedup_ci95->second)})
+            : json(nullptr);
     j["integrity"] = json::array();
     for (const auto& f : integrity)
         j["integrity"].push_back(
             {{"rule", f.rule}, {"severity", f.severity}, {"detail", f.detail}});
     j["kernels"] = json::array();
     for (const auto& k : kernels)
-        j["kernels"].push_back({{"name", k.name}, {"origin", k.origin}, {"share", k.share}});
-    j["phases_s"] = phases_s;
+        j["kernels"].push_back(
+            {{"name", k.name}, {"origin", k.origin}, {"share", real_json(k.share)}});
+    j["phases_s"] = json::object();
+    for (const auto& [phase, seconds] : phases_s) j["phases_s"][phase] = real_json(seconds);
     if (!log.empty()) j["log"] = log;
     return j;
 }
@@ -87,23 +104,26 @@ Verdict Verdict::from_json(const json& j) {
     v.reason = j.value("reason", std::string());
     const auto& r = j.at("correctness");
     v.correctness = {r.value("trials_passed", 0), r.value("trials", 0),
-                     r.value("max_abs_diff", 0.0), r.value("max_rel_diff", 0.0)};
+                     number_at(r, "max_abs_diff"), number_at(r, "max_rel_diff")};
     if (j.contains("timing") && !j["timing"].is_null())
         v.timing = TimingResult::from_json(j["timing"]);
     if (j.contains("baseline") && !j["baseline"].is_null()) {
         v.baseline = TimingResult::from_json(j["baseline"]);
         v.baseline_kind = j["baseline"].value("kind", std::string("eager"));
     }
-    v.speedup = optional_from<double>(j, "speedup");
-    if (j.contains("speedup_ci95") && j["speedup_ci95"].is_array())
-        v.speedup_ci95 = {j["speedup_ci95"][0].get<double>(), j["speedup_ci95"][1].get<double>()};
+    if (j.contains("speedup") && !j["speedup"].is_null()) v.speedup = number_at(j, "speedup");
+    if (j.contains("speedup_ci95") && j["speedup_ci95"].is_array() && j["speedup_ci95"].size() == 2)
+        v.speedup_ci95 = {real_from_json(j["speedup_ci95"][0], "speedup_ci95"),
+                          real_from_json(j["speedup_ci95"][1], "speedup_ci95")};
     for (const auto& f : j.value("integrity", json::array()))
         v.integrity.push_back({f.value("rule", std::string()), f.value("severity", std::string()),
                                f.value("detail", std::string())});
     for (const auto& k : j.value("kernels", json::array()))
         v.kernels.push_back({k.value("name", std::string()), k.value("origin", std::string()),
-                             k.value("share", 0.0)});
-    v.phases_s = j.value("phases_s", std::map<std::string, double>{});
+                             number_at(k, "share")});
+    if (j.contains("phases_s") && j["phases_s"].is_object())
+        for (const auto& [phase, seconds] : j["phases_s"].items())
+            v.phases_s[phase] = real_from_json(seconds, "phases_s");
     v.log = j.value("log", std::string());
     return v;
 }

@@ -64,12 +64,15 @@ bool is_candidates(FaultKind kind) {
 }
 
 json Fault::to_json() const {
-    return json{{"kind", std::string(to_string(kind))}, {"message", message}, {"rule", rule}};
+    return json{{"kind", std::string(to_string(kind))},
+                {"message", message},
+                {"rule", rule},
+                {"where", where}};
 }
 
 Fault Fault::from_json(const json& j) {
     Fields f(j, "fault");
-    return {parse_fault_kind(f.text("kind")), f.text("message"), f.text("rule")};
+    return {parse_fault_kind(f.text("kind")), f.text("message"), f.text("rule"), f.text("where")};
 }
 
 }  // namespace kbench::protocol

@@ -35,7 +35,8 @@ bool is_candidates(FaultKind kind);
 struct Fault {
     FaultKind kind = FaultKind::harness;
     std::string message;
-    std::string rule;  // for integrity faults: the rule's id
+    std::string rule;   // for integrity faults: the rule's id
+    std::string where;  // within the phase: "trial 2", "timed call 17"; may be empty
 
     json to_json() const;
     static Fault from_json(const json& j);
@@ -44,15 +45,20 @@ struct Fault {
 // Thrown inside a worker to turn into a fault reply.
 class FaultError : public std::runtime_error {
   public:
-    FaultError(FaultKind kind, const std::string& message, std::string rule = {})
-        : std::runtime_error(message), kind_(kind), rule_(std::move(rule)) {}
+    FaultError(FaultKind kind, const std::string& message, std::string rule = {},
+               std::string where = {})
+        : std::runtime_error(message),
+          kind_(kind),
+          rule_(std::move(rule)),
+          where_(std::move(where)) {}
     FaultKind kind() const { return kind_; }
     const std::string& rule() const { return rule_; }
-    Fault fault() const { return {kind_, what(), rule_}; }
+    Fault fault() const { return {kind_, what(), rule_, where_}; }
 
   private:
     FaultKind kind_;
     std::string rule_;
+    std::string where_;
 };
 
 }  // namespace kbench::protocol

@@ -17,15 +17,14 @@ std::map<std::string, std::string> text_map(const json& j, const std::string& wh
 }  // namespace
 
 json ZygoteHello::to_json() const {
-    return json{{"role", "zygote"}, {"pid", pid},       {"torch", torch},
-                {"cuda", cuda},     {"python", python}, {"unusable_layers", unusable_layers}};
+    return json{
+        {"role", "zygote"}, {"pid", pid}, {"torch", torch}, {"cuda", cuda}, {"python", python}};
 }
 
 ZygoteHello ZygoteHello::from_json(const json& j) {
     Fields f(j, "zygote hello");
     if (f.text("role") != "zygote") throw ProtocolError("the zygote's hello names another role");
-    return {f.integer("pid"), f.text("torch"), f.text("cuda"), f.text("python"),
-            text_map(f.object("unusable_layers"), "unusable_layers")};
+    return {f.integer("pid"), f.text("torch"), f.text("cuda"), f.text("python")};
 }
 
 json ForkRequest::to_json() const {

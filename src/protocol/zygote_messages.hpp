@@ -16,9 +16,6 @@ namespace kbench::protocol {
 struct ZygoteHello {
     std::int64_t pid = 0;
     std::string torch, cuda, python;
-    // Layers the zygote found it must leave off on this machine, with why (on a GPU: layers
-    // under which CUDA cannot start).
-    std::map<std::string, std::string> unusable_layers;
 
     json to_json() const;
     static ZygoteHello from_json(const json& j);

@@ -34,7 +34,19 @@ Channel::~Channel() {
     if (output_fd_ >= 0) ::close(output_fd_);
 }
 
+int Channel::release_socket() {
+    int fd = socket_fd_;
+    socket_fd_ = -1;
+    socket_open_ = false;
+    if (fd >= 0) {
+        int flags = ::fcntl(fd, F_GETFL, 0);
+        ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    }
+    return fd;
+}
+
 void Channel::send(const json& body, const std::vector<int>& fds) {
+    if (socket_fd_ < 0) throw ProtocolError("the socket was handed over");
     // Control messages are small; a blocking write keeps framing simple.
     int flags = ::fcntl(socket_fd_, F_GETFL, 0);
     ::fcntl(socket_fd_, F_SETFL, flags & ~O_NONBLOCK);
@@ -91,6 +103,7 @@ Channel::Reply Channel::receive(Clock::time_point deadline) {
         if (!socket_open_) return {Event::closed, {}};
         pollfd fds[2] = {{socket_fd_, POLLIN, 0}, {output_fd_, POLLIN, 0}};
         int count = output_fd_ >= 0 ? 2 : 1;
+        if (socket_fd_ < 0) return {Event::closed, {}};
         int ready = ::poll(fds, nfds_t(count), millis_until(deadline));
         if (ready < 0 && errno == EINTR) continue;
         if (count == 2 && fds[1].revents) read_output();

@@ -37,6 +37,9 @@ class Channel {
     void drain_output(std::chrono::milliseconds at_most);
 
     const BoundedOutput& output() const { return output_; }
+    // Hands the socket over (the caller owns it from here); the output stays.
+    int release_socket();
+    bool has_socket() const { return socket_fd_ >= 0; }
     const std::string& protocol_error() const { return protocol_error_; }
 
   private:

@@ -36,7 +36,9 @@ json LockdownSpec::to_json() const {
     return json{{"writable", writable},
                 {"uid", uid},
                 {"gid", gid},
+                {"memory_bytes", memory_bytes},
                 {"cgroup", cgroup},
+                {"cgroup_missing", cgroup_missing},
                 {"disabled", disabled},
                 {"disabled_reason", disabled_reason},
                 {"identity_missing", identity_missing}};
@@ -48,7 +50,9 @@ LockdownSpec LockdownSpec::from_json(const json& j) {
     s.writable = f.texts("writable");
     s.uid = f.integer("uid");
     s.gid = f.integer("gid");
+    s.memory_bytes = f.count("memory_bytes");
     s.cgroup = f.text("cgroup");
+    s.cgroup_missing = f.text("cgroup_missing");
     s.disabled = f.texts("disabled");
     s.disabled_reason = f.text("disabled_reason");
     s.identity_missing = f.text("identity_missing");
@@ -283,7 +287,9 @@ void arrange_fds(const std::vector<int>& keep) {
     if (!spec.allows("memory_limit")) {
         layers.add("memory_limit", false, disabled("memory_limit"));
     } else if (spec.cgroup.empty()) {
-        layers.add("memory_limit", false, "no memory cgroup can be made here");
+        layers.add("memory_limit", false,
+                   spec.cgroup_missing.empty() ? "no memory cgroup can be made here"
+                                               : spec.cgroup_missing);
     } else {
         std::ofstream procs(spec.cgroup + "/cgroup.procs");
         procs << "0\n";
@@ -641,6 +647,14 @@ std::vector<std::pair<pid_t, std::string>> descendants_of(pid_t ancestor) {
         std::getline(comm, name);
         out.emplace_back(pid, name);
     }
+    return out;
+}
+
+std::vector<pid_t> children_of(pid_t parent) {
+    std::vector<pid_t> out;
+    each_process([&](pid_t pid) {
+        if (parent_of(pid) == parent) out.push_back(pid);
+    });
     return out;
 }
 

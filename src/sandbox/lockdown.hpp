@@ -36,7 +36,9 @@ struct LockdownSpec {
     std::vector<std::string> writable;  // folders it may write: its own scratch
     std::int64_t uid = -1;              // the dedicated user when kbench runs as root, else -1
     std::int64_t gid = -1;
+    std::uint64_t memory_bytes = 0;     // its memory limit (0: none)
     std::string cgroup;                 // a memory cgroup made for it (folder), or empty
+    std::string cgroup_missing;         // why there is none
     std::vector<std::string> disabled;  // layers forced off, with the reason below
     std::string disabled_reason;
     std::string identity_missing;  // why no dedicated user, when kbench runs as root
@@ -87,6 +89,9 @@ ConfinedEnd wait_confined(ConfinedProcess& process);
 
 // Processes whose parent chain leads to ancestor (not ancestor itself): pid and command name.
 std::vector<std::pair<pid_t, std::string>> descendants_of(pid_t ancestor);
+
+// The processes whose parent is parent.
+std::vector<pid_t> children_of(pid_t parent);
 
 // Threads of a process: thread id and name.
 std::vector<std::pair<pid_t, std::string>> threads_of(pid_t pid);

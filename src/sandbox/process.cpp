@@ -99,6 +99,7 @@ class Launcher {
 
 pid_t fork_and_exec(const SpawnSpec& spec) {
     auto [report_read, report_write] = make_pipe();
+    int null = spec.stdin_null ? ::open("/dev/null", O_RDONLY | O_CLOEXEC) : -1;
     std::vector<char*> argv;
     for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -110,6 +111,7 @@ pid_t fork_and_exec(const SpawnSpec& spec) {
         if (spec.new_process_group) ::setpgid(0, 0);
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the orchestrator
         for (const auto& [name, value] : spec.env_set) ::setenv(name.c_str(), value.c_str(), 1);
+        if (null >= 0) ::dup2(null, STDIN_FILENO);
         if (spec.stdout_fd >= 0) ::dup2(spec.stdout_fd, STDOUT_FILENO);
         if (spec.stderr_fd >= 0) ::dup2(spec.stderr_fd, STDERR_FILENO);
         for (const auto& [child_fd, parent_fd] : spec.fds) {
@@ -126,6 +128,7 @@ pid_t fork_and_exec(const SpawnSpec& spec) {
         ::_exit(127);
     }
     ::close(report_write);
+    if (null >= 0) ::close(null);
     int err = 0;
     ssize_t n;
     do {

@@ -24,6 +24,7 @@ struct SpawnSpec {
     std::vector<std::string> argv;  // argv[0] is looked up in PATH
     std::vector<std::pair<std::string, std::string>> env_set;
     std::vector<std::pair<int, int>> fds;  // {fd in the child, fd in this process}
+    bool stdin_null = false;               // stdin from /dev/null rather than inherited
     int stdout_fd = -1;                    // -1: inherit
     int stderr_fd = -1;
     bool new_process_group = true;

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "protocol/zygote_messages.hpp"
 #include "schedule/sandbox_process.hpp"
 #include "schedule/text.hpp"
 
@@ -24,8 +25,9 @@ void BuilderPool::wait_ready() {
     const json& hello = zygote_->hello(120);
     std::lock_guard<std::mutex> guard(mutex_);
     // The first line changes with the way kbench builds (2: extensions link the loaded
-    // libstdc++), so that no build made the old way is loaded the new way.
-    fingerprint_ = "kbench 2\n" + hello.value("torch", std::string()) + "\n" +
+    // libstdc++; 3: builds are moved into the cache and their hashes recorded), so that no
+    // build made the old way is loaded the new way.
+    fingerprint_ = "kbench 3\n" + hello.value("torch", std::string()) + "\n" +
                    hello.value("cuda", std::string()) + "\n" + hello.value("python", std::string());
 }
 
@@ -61,11 +63,21 @@ std::string BuilderPool::key(const CandidateSpec& candidate) const {
                                   fingerprint_ + "\n" + architectures_);
 }
 
-json BuilderPool::sandbox_env(const std::string& key) const {
-    json env = {{"TORCH_EXTENSIONS_DIR", cache_.torch_extensions_dir(key).string()},
-                {"TRITON_CACHE_DIR", cache_.triton_dir(key).string()}};
+std::map<std::string, std::string> BuilderPool::prepare_sandbox(const std::string& key,
+                                                                const fs::path& scratch) const {
+    std::map<std::string, std::string> env = {
+        {"KBENCH_PREBUILT", (scratch / "prebuilt").string()},
+        {"TORCH_EXTENSIONS_DIR", (scratch / "torch_extensions").string()},
+        {"TRITON_CACHE_DIR", (scratch / "triton").string()},
+        {"HOME", scratch.string()},
+        {"TMPDIR", scratch.string()},
+        {"USER", "kbench-sandbox"}};
+    std::string altered;
+    if (!cache_.place_modules(key, scratch / "prebuilt", &altered) && !altered.empty())
+        note("the cached build for a candidate failed its check (" + altered +
+             "); the sandbox builds it again");
     std::lock_guard<std::mutex> guard(mutex_);
-    // Builder and sandbox must agree on the targets, or the sandbox would build again.
+    // Builder and sandbox agree on the targets, should the sandbox have to build.
     if (!architectures_.empty()) env["TORCH_CUDA_ARCH_LIST"] = architectures_;
     return env;
 }
@@ -114,10 +126,12 @@ build::BuildRecord BuilderPool::build(const CandidateSpec& candidate, double& sp
         return *cached;
     }
     auto lock = cache_.lock(k);
-    if (auto cached = cache_.lookup(k)) return *cached;  // built meanwhile by someone else
+    std::string altered;
+    if (auto cached = cache_.lookup(k, &altered)) return *cached;  // built meanwhile elsewhere
+    if (!altered.empty())
+        note("the cached build of " + candidate.path.filename().string() + " failed its check (" +
+             altered + "); building it again");
     build::BuildRecord record = run_builder(candidate, k);
-    // Timeouts are not kept: a loaded machine may build it next time.
-    if (record.status != "timeout") cache_.store(k, record);
     {
         std::lock_guard<std::mutex> guard(mutex_);
         seconds_[k] = record.seconds;
@@ -131,26 +145,37 @@ build::BuildRecord BuilderPool::build(const CandidateSpec& candidate, double& sp
 build::BuildRecord BuilderPool::run_builder(const CandidateSpec& candidate, const std::string& k) {
     auto start = Clock::now();
     detail("  building " + candidate.path.filename().string());
-    fs::path scratch = options_.scratch_dir / ("build-" + k.substr(0, 16));
+    fs::path scratch = options_.scratch_dir /
+                       ("build-" + k.substr(0, 16) + "-" + std::to_string(builds_started_++));
     fs::create_directories(scratch);
     fs::path file = scratch / candidate.path.filename();
     write_file_atomic(file, candidate.code);
-    json env = sandbox_env(k);
-    env["CUDA_VISIBLE_DEVICES"] = "";  // builds see no GPU
-    env["TMPDIR"] = scratch.string();
+    fs::path built = scratch / "torch_extensions";
+    std::map<std::string, std::string> env = {{"TORCH_EXTENSIONS_DIR", built.string()},
+                                              {"TRITON_CACHE_DIR", (scratch / "triton").string()},
+                                              {"HOME", scratch.string()},
+                                              {"TMPDIR", scratch.string()},
+                                              {"USER", "kbench-sandbox"},
+                                              {"CUDA_VISIBLE_DEVICES", ""}};  // builds see no GPU
+    {
+        std::lock_guard<std::mutex> guard(mutex_);
+        if (!architectures_.empty()) env["TORCH_CUDA_ARCH_LIST"] = architectures_;
+    }
     // The cores are shared among the builders that run at once, but each build may compile
     // its two translation units (the bindings and the CUDA file) side by side: a lone build
     // then takes the time of the slower one, not of both, and a full pool only time-shares.
     env["MAX_JOBS"] =
         std::to_string(std::max(2u, std::thread::hardware_concurrency() / unsigned(width())));
-    fs::create_directories(cache_.torch_extensions_dir(k));
+    fs::create_directories(built);
+    options_.policy.hand_over(scratch, options_.scratch_dir);
 
     double limit = options_.limit_s;
-    SandboxProcess process(*zygote_, {"builder", "cpu", scratch, env});
+    SandboxProcess process(*zygote_,
+                           {"builder", "cpu", scratch, env, options_.policy.lockdown(scratch)});
     auto deadline = start + std::chrono::milliseconds(long(limit * 1000));
     auto reply = process.hello(limit);
     if (reply.event == Channel::Event::message)
-        reply = process.call({{"op", "build"}, {"candidate_file", file.string()}},
+        reply = process.call(protocol::request_json(protocol::BuildRequest{file.string()}),
                              seconds_left(deadline));
     build::BuildRecord record;
     if (reply.event == Channel::Event::timed_out) {
@@ -158,22 +183,35 @@ build::BuildRecord BuilderPool::run_builder(const CandidateSpec& candidate, cons
         record = {"timeout",
                   "the build did not finish within " + std::to_string(int(limit)) + " s\n" +
                       capped(process.output(), 16000),
-                  seconds_since(start)};
+                  seconds_since(start),
+                  {}};
     } else if (reply.event == Channel::Event::closed) {
-        auto status = process.kill();
+        auto end = process.kill();
         record = {
             "import_error",
-            "the builder died (" + status.describe() + ")\n" + capped(process.output(), 16000),
-            seconds_since(start)};
+            "the builder died (" + end.status.describe() + ")\n" + capped(process.output(), 16000),
+            seconds_since(start),
+            {}};
     } else {
         process.finish();
-        std::string status = reply.body.value("ok", false)
-                                 ? "ok"
-                                 : reply.body.value("status", std::string("import_error"));
-        std::string log = reply.body.value("error", std::string());
-        if (log.empty()) log = process.output();
-        record = {status, capped(log, 64000), seconds_since(start)};
+        try {
+            auto built_reply = protocol::read_reply<protocol::Built>(reply.body, "build reply");
+            if (!built_reply.ok()) throw ProtocolError(built_reply.fault->message);
+            record.status = std::string(protocol::to_string(built_reply.value->outcome));
+            record.log = built_reply.value->log.empty() ? process.output() : built_reply.value->log;
+        } catch (const ProtocolError& e) {
+            // A builder runs the candidate's code: a reply that breaks the protocol is its doing.
+            record.status = "import_error";
+            record.log = std::string("the builder's reply broke kbench's protocol: ") + e.what() +
+                         "\n" + process.output();
+        }
+        record.log = capped(record.log, 64000);
+        record.seconds = seconds_since(start);
     }
+    // Timeouts are not kept: a loaded machine may build it next time. Everything the builder
+    // made goes into the cache by kbench's hand, with its hashes.
+    if (record.status != "timeout")
+        cache_.store(k, record, record.status == "ok" ? built : fs::path());
     std::error_code ignored;
     fs::remove_all(scratch, ignored);
     return record;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -9,6 +10,7 @@
 
 #include "build/build_cache.hpp"
 #include "core/config.hpp"
+#include "schedule/sandbox_policy.hpp"
 #include "schedule/worker_process.hpp"
 
 namespace kbench::schedule {
@@ -23,6 +25,7 @@ struct CandidateSpec {
 
 struct BuilderOptions {
     WorkerEnvironment env;  // the Python and worker module; builders never see a GPU
+    SandboxPolicy policy;   // builders run candidate code (at import): confined like sandboxes
     fs::path cache_dir;     // the build cache's root
     fs::path scratch_dir;   // builders' private folders
     Precision precision = Precision::fp32;
@@ -33,9 +36,9 @@ struct BuilderOptions {
 };
 
 // Compiles candidates' extensions ahead of time, several at once, into the content-addressed
-// build cache: each builder imports a candidate with the GPU hidden, in a process forked from a
-// zygote of its own. Safe to use from several threads; concurrent builds of one source (here or
-// in another kbench) build it once.
+// build cache: each builder imports a candidate with the GPU hidden, confined, in a folder of
+// its own; kbench moves what it built into the cache and records its hashes. Safe to use from
+// several threads; concurrent builds of one source (here or in another kbench) build it once.
 class BuilderPool {
   public:
     // Starts the pool's zygote without waiting for it.
@@ -49,13 +52,17 @@ class BuilderPool {
     void set_cuda_architectures(const std::vector<std::string>& capabilities);
 
     std::string key(const CandidateSpec& candidate) const;
-    // Variables a sandbox needs to find the candidate's artefacts in the cache.
-    json sandbox_env(const std::string& key) const;
 
-    // The cached record, or a build now; spent_s: time this process spent building it.
+    // The cached record (its artefacts checked), or a build now; spent_s: time this process
+    // spent building it.
     build::BuildRecord build(const CandidateSpec& candidate, double& spent_s);
     // Builds all that are not cached, several at once; returns when all are done.
     void prebuild(const std::vector<CandidateSpec>& candidates);
+
+    // Places the candidate's checked extension modules in a sandbox's folder and returns the
+    // environment that makes the sandbox use them, build only there, and keep its caches there.
+    std::map<std::string, std::string> prepare_sandbox(const std::string& key,
+                                                       const fs::path& scratch) const;
 
     int width() const;
 
@@ -71,6 +78,7 @@ class BuilderPool {
     std::string architectures_;
     std::map<std::string, double> seconds_;  // build time spent here, per key
     mutable std::mutex mutex_;
+    std::atomic<unsigned> builds_started_{0};
 };
 
 }  // namespace kbench::schedule

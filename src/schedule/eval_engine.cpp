@@ -36,7 +36,8 @@ void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink
     if (cpu && options_.cpu_judges > 1) {
         cores = split_cores(usable_cores(), options_.cpu_judges);
         devices.clear();
-        for (std::size_t j = 0; j < cores.size(); ++j) devices.push_back("cpu:" + std::to_string(j));
+        for (std::size_t j = 0; j < cores.size(); ++j)
+            devices.push_back("cpu:" + std::to_string(j));
     }
     if (devices.empty()) throw UsageError("no GPU to run on", "pass --gpus, or --device cpu");
 
@@ -53,6 +54,7 @@ void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink
             // or the CPU judge.
             e.config.device = cpu ? devices[d] : "cuda:" + devices[d];
             e.env = options_.env;
+            e.policy = options_.policy;
             if (!cores.empty()) e.env.cpu_cores = cores[d];
             if (!cpu) e.env.visible_gpu = devices[d];
             e.env.log_dir = options_.env.log_dir / ("device-" + devices[d]);

@@ -28,6 +28,7 @@ CandidateSpec candidate_spec(const EvalItem& item);
 struct EngineOptions {
     CheckConfig config;
     WorkerEnvironment env;          // python, worker module, logs; device_kind "cpu" or "cuda"
+    SandboxPolicy policy;           // how sandboxes are confined
     std::vector<std::string> gpus;  // physical GPU ids, a judge each; ignored on the CPU
     int cpu_judges = 1;             // on the CPU: judges, each on its own share of the cores
     BuilderOptions builds;

@@ -1,25 +1,49 @@
 #include "schedule/evaluator.hpp"
 
-#include <unistd.h>
-
-#include <algorithm>
-#include <random>
+#include <mutex>
 #include <regex>
-#include <thread>
+#include <set>
 
 #include "core/error.hpp"
 #include "core/sha256.hpp"
+#include "protocol/judge_messages.hpp"
+#include "schedule/judge_client.hpp"
+#include "schedule/phases.hpp"
 #include "schedule/text.hpp"
-#include "score/speedup.hpp"
 
 namespace kbench::schedule {
 namespace {
 
-using sandbox::Channel;
 using sandbox::Clock;
 
 // How long a worker may take to import torch and initialise its device.
 constexpr double kStartSeconds = 120;
+
+// A layer a machine cannot provide is said once per run, not once per candidate.
+void say_missing_layers_once(const sandbox::LayerReport& layers,
+                             const std::function<void(const std::string&)>& log) {
+    static std::mutex mutex;
+    static std::set<std::string> said;
+    std::lock_guard<std::mutex> guard(mutex);
+    for (const auto& [layer, why] : layers.missing) {
+        if (!said.insert(layer + ": " + why).second) continue;
+        if (log) log("sandbox layer " + layer + " is off: " + why + " (verdicts record it)");
+    }
+}
+
+// One line on why a reference cannot be loaded, naming the Hugging Face model when that is it.
+std::string reference_failure_reason(const std::string& code, const std::string& error) {
+    std::string last = last_line(error);
+    static const std::regex model_name(R"(model_name\s*=\s*["']([^"']+)["'])");
+    std::smatch m;
+    bool hub = error.find("huggingface") != std::string::npos ||
+               error.find("from_pretrained") != std::string::npos ||
+               error.find("transformers") != std::string::npos;
+    if (hub && std::regex_search(code, m, model_name))
+        return "the reference needs the Hugging Face model '" + m[1].str() +
+               "', which is not available offline (cache it, and install transformers): " + last;
+    return "the reference could not be loaded: " + last;
+}
 
 }  // namespace
 
@@ -92,29 +116,19 @@ Verdict Evaluator::blank_verdict(const ProblemSpec& problem, const CandidateSpec
     return make_verdict(options_.config, problem, candidate, device_name());
 }
 
-namespace {
-
-// One line on why a reference cannot be loaded, naming the Hugging Face model when that is it.
-std::string reference_failure_reason(const std::string& code, const std::string& error) {
-    std::string last = last_line(error);
-    static const std::regex model_name(R"(model_name\s*=\s*["']([^"']+)["'])");
-    std::smatch m;
-    bool hub = error.find("huggingface") != std::string::npos ||
-               error.find("from_pretrained") != std::string::npos ||
-               error.find("transformers") != std::string::npos;
-    if (hub && std::regex_search(code, m, model_name))
-        return "the reference needs the Hugging Face model '" + m[1].str() +
-               "', which is not available offline (cache it, and install transformers): " + last;
-    return "the reference could not be loaded: " + last;
-}
-
-}  // namespace
-
 Verdict Evaluator::evaluate(const ProblemSpec& problem, const CandidateSpec& candidate) {
     std::string failure;
     for (int attempt = 0; attempt < 2; ++attempt) {
         try {
-            return evaluate_once(problem, candidate);
+            Verdict v = evaluate_once(problem, candidate);
+            // A worker died the first time: the verdict says so, never as if nothing happened.
+            if (!failure.empty())
+                v.integrity.push_back(
+                    {"worker_died", "warn",
+                     "kbench's own workers failed while this candidate was evaluated (" +
+                         capped(last_line(failure), 400) +
+                         "); it was evaluated again with fresh workers"});
+            return v;
         } catch (const ReferenceError& e) {
             if (!options_.reference_failures_are_verdicts) throw;
             Verdict v = blank_verdict(problem, candidate);
@@ -148,61 +162,46 @@ Verdict Evaluator::evaluate(const ProblemSpec& problem, const CandidateSpec& can
     return v;
 }
 
-json Evaluator::judge_call(const json& request, double timeout_s) {
-    json reply = judge().request(request, timeout_s);
-    if (reply.value("ok", false)) return reply;
-    std::string error = reply.value("error", std::string("?"));
-    if (reply.value("fault", std::string()) == "reference")
-        throw ReferenceError("the reference program failed: " + last_line(error) + "\n" + error,
-                             "check the reference file with the same Python and device");
-    throw InfraError("the judge failed on '" + request.value("op", std::string()) + "': " + error);
-}
-
 void Evaluator::check_judge_health() {
-    json reply = judge().request({{"op", "health"}}, 60);
-    if (reply.value("healthy", false)) return;
-    note("the device looks unhealthy after a sandbox failure (" +
-         reply.value("error", std::string("?")) + "); restarting the judge");
+    auto ask = [&] {
+        auto reply = judge().call<protocol::Health>(protocol::HealthRequest{}, 60);
+        if (!reply.ok())
+            throw InfraError("the judge failed its health check: " + reply.fault->message);
+        return *reply.value;
+    };
+    protocol::Health health = ask();
+    if (health.healthy) return;
+    note("the device looks unhealthy after a sandbox failure (" + health.error +
+         "); restarting the judge");
     judge_.reset();
-    judge();
-    json again = judge().request({{"op", "health"}}, 60);
-    if (!again.value("healthy", false))
-        throw InfraError("the device is unhealthy: " + again.value("error", std::string("?")),
+    health = ask();
+    if (!health.healthy)
+        throw InfraError("the device is unhealthy: " + health.error,
                          "check nvidia-smi; the GPU may need attention before more runs");
 }
 
-bool Evaluator::accept(const Channel::Reply& reply, SandboxProcess& sandbox,
-                       const std::string& phase, double limit_s, Verdict& v) {
-    if (reply.event == Channel::Event::message && reply.body.value("ok", false)) return true;
-    if (reply.event == Channel::Event::message) {
-        std::string error = reply.body.value("error", std::string());
-        Status status =
-            parse_status(reply.body.value("status", std::string())).value_or(Status::runtime_error);
-        if (error.find("Error building extension") != std::string::npos)
-            status = Status::compile_error;
-        if (status != Status::load_error && status != Status::compile_error)
-            status = Status::runtime_error;
-        v.status = status;
-        v.reason = phase + ": " + capped(last_line(error), 600);
-        sandbox.finish();
-        v.log = capped(error + "\n" + sandbox.output(), 16000);
-        // A CUDA error can leave more than the sandbox's own context in trouble.
-        if (error.find("CUDA") != std::string::npos || error.find("cuda") != std::string::npos)
-            check_judge_health();
-        return false;
+void Evaluator::prepare(const ProblemSpec& problem) {
+    const CheckConfig& c = options_.config;
+    protocol::PrepareProblem request{problem.name,
+                                     problem.code,
+                                     sha256_hex(problem.code),
+                                     c.seed,
+                                     c.trials,
+                                     std::string(to_string(c.precision)),
+                                     std::string(to_string(c.mode)),
+                                     c.atol(),
+                                     c.rtol()};
+    auto reply = judge().call<protocol::ProblemPrepared>(request, 600);
+    if (reply.ok()) {
+        detail("  reference inputs made in " + seconds_text(reply.value->inputs_seconds));
+        return;
     }
-    if (reply.event == Channel::Event::timed_out) {
-        sandbox.kill();
-        v.status = Status::timeout;
-        v.reason = phase + " did not finish within " + std::to_string(int(limit_s)) + " s";
-    } else {
-        sandbox::ExitStatus status = sandbox.kill();
-        v.status = Status::crash;
-        v.reason = "the sandbox died during " + phase + ": " + status.describe();
-    }
-    v.log = capped(sandbox.output(), 16000);
-    check_judge_health();
-    return false;
+    const protocol::Fault& f = *reply.fault;
+    if (f.kind == protocol::FaultKind::reference)
+        throw ReferenceError(
+            "the reference program failed: " + last_line(f.message) + "\n" + f.message,
+            "check the reference file with the same Python and device");
+    throw InfraError("the judge could not prepare the problem: " + f.message);
 }
 
 Verdict Evaluator::evaluate_once(const ProblemSpec& problem, const CandidateSpec& candidate) {
@@ -227,234 +226,36 @@ Verdict Evaluator::evaluate_once(const ProblemSpec& problem, const CandidateSpec
         v.log = capped(record.log, 16000);
         return v;
     }
-    const CheckConfig& c = options_.config;
-    json prepared = judge_call(
-        {{"op", "prepare"},
-         {"problem",
-          {{"name", problem.name}, {"code", problem.code}, {"sha256", sha256_hex(problem.code)}}},
-         {"config",
-          {{"seed", c.seed},
-           {"trials", c.trials},
-           {"precision", std::string(to_string(c.precision))},
-           {"mode", std::string(to_string(c.mode))},
-           {"atol", c.atol()},
-           {"rtol", c.rtol()}}}},
-        600);
-    // Inputs of their own for every timed call need a get_inputs() that the seed alone decides
-    // and that is quick enough to run before every call (a giant input made on a CPU is not).
-    constexpr double kFreshInputsSecondsMax = 0.5;
-    bool deterministic = prepared.value("inputs_deterministic", false);
-    double seconds = prepared.value("inputs_seconds", 1e9);
-    fresh_inputs_ = deterministic && seconds < kFreshInputsSecondsMax;
-    detail(std::string("  reference inputs: ") +
-           (deterministic ? "decided by the seed" : "not decided by the seed") + ", made in " +
-           seconds_text(seconds));
-    run_candidate(problem, candidate, v);
+    prepare(problem);
+    run_phases(problem, candidate, v);
+    if (v.status == Status::runtime_error || v.status == Status::crash ||
+        v.status == Status::timeout)
+        check_judge_health();  // a device error can reach past the sandbox's own context
     return v;
 }
 
-void Evaluator::run_candidate(const ProblemSpec& problem, const CandidateSpec& candidate,
-                              Verdict& v) {
+void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& candidate, Verdict& v) {
+    (void)problem;
     const CheckConfig& c = options_.config;
     fs::path scratch = options_.scratch_dir / ("sandbox-" + std::to_string(++sandbox_count_));
     fs::create_directories(scratch);
     fs::path file = scratch / candidate.path.filename();
     write_file_atomic(file, candidate.code);
-    json env = builds_.sandbox_env(builds_.key(candidate));
-    env["TMPDIR"] = scratch.string();
+    std::map<std::string, std::string> env =
+        builds_.prepare_sandbox(builds_.key(candidate), scratch);
     env["HF_HUB_OFFLINE"] = "1";  // no downloads from inside a sandbox
-    SandboxProcess sandbox(zygote(), {"sandbox", options_.env.device_kind, scratch, env});
+    options_.policy.hand_over(scratch, options_.scratch_dir);
+    SandboxProcess sandbox(zygote(), {"sandbox", options_.env.device_kind, scratch, env,
+                                      options_.policy.lockdown(scratch)});
+    v.config["sandbox"] = sandbox.layers().to_json();
+    say_missing_layers_once(sandbox.layers(), options_.log);
+    JudgeProcessClient client(judge());
+    SandboxProcessHandle handle(sandbox);
+    PhaseContext context{c, client, handle, v, [this](const std::string& line) { detail(line); }};
 
-    // Load.
-    auto load_start = Clock::now();
-    if (!accept(sandbox.hello(c.limits.load_s), sandbox, "load", c.limits.load_s, v)) return;
-    auto reply = sandbox.call(
-        {{"op", "load"},
-         {"reference_code", problem.code},
-         {"candidate_file", file.string()},
-         {"seed", c.seed},
-         {"precision", std::string(to_string(c.precision))}},
-        seconds_left(load_start + std::chrono::milliseconds(long(c.limits.load_s * 1000))));
-    if (!accept(reply, sandbox, "load", c.limits.load_s, v)) return;
-    v.phases_s["load"] = seconds_since(load_start);
-    detail("  loaded in " + seconds_text(v.phases_s["load"]) + " (sandbox pid " +
-           std::to_string(sandbox.pid()) + ")");
-
-    if (!check_correctness(sandbox, v)) return;
-    if (!c.measure) {
-        v.status = Status::correct;
-        sandbox.finish();
-        return;
-    }
-    time_candidate(sandbox, v);
-}
-
-// Every trial, each on fresh shared copies of its inputs. False when the verdict is decided.
-bool Evaluator::check_correctness(SandboxProcess& sandbox, Verdict& v) {
-    const CheckConfig& c = options_.config;
-    const bool strict = c.mode == Mode::strict;
-    sandbox::Channel::Reply reply;
-    // Correctness: every trial, each on fresh shared copies of its inputs.
-    auto correctness_start = Clock::now();
-    auto deadline =
-        correctness_start + std::chrono::milliseconds(long(c.limits.correctness_s * 1000));
-    std::string first_failure;
-    for (int t = 0; t < c.trials; ++t) {
-        json stage = judge_call({{"op", "stage"}, {"trial", t}}, 600);
-        if (t == 0) trial_bytes_ = stage.value("bytes", std::size_t(0));
-        reply = sandbox.call({{"op", "run"},
-                              {"seed", stage.at("seed")},
-                              {"inputs", stage.at("inputs")},
-                              {"outputs", stage.at("outputs")},
-                              {"poison", strict}},
-                             seconds_left(deadline));
-        if (!accept(reply, sandbox, "correctness (trial " + std::to_string(t) + ")",
-                    c.limits.correctness_s, v)) {
-            judge_call({{"op", "drop_stages"}}, 120);
-            v.phases_s["correctness"] = seconds_since(correctness_start);
-            return false;
-        }
-        json verdict = judge_call({{"op", "compare"},
-                                   {"stage", stage.at("stage")},
-                                   {"report", reply.body.at("report")},
-                                   {"check_inputs", strict},
-                                   {"where", "trial " + std::to_string(t)}},
-                                  600);
-        v.correctness.max_abs_diff =
-            std::max(v.correctness.max_abs_diff, verdict.value("max_abs_diff", 0.0));
-        v.correctness.max_rel_diff =
-            std::max(v.correctness.max_rel_diff, verdict.value("max_rel_diff", 0.0));
-        detail("  trial " + std::to_string(t) +
-               (verdict.value("passed", false) ? ": passed" : ": failed"));
-        if (verdict.value("passed", false))
-            ++v.correctness.trials_passed;
-        else if (first_failure.empty())
-            first_failure = verdict.value("reason", std::string());
-    }
-    v.phases_s["correctness"] = seconds_since(correctness_start);
-    if (v.correctness.trials_passed < c.trials) {
-        v.status = Status::incorrect;
-        v.reason = first_failure;
-        sandbox.finish();
-        v.log = capped(sandbox.output(), 16000);
-        return false;
-    }
-    return true;
-}
-
-// The judge's check of the last timed call; on failure the verdict says why and stages go.
-bool Evaluator::last_call_passes(const json& stage, const json& report, Verdict& v) {
-    json recheck = judge_call({{"op", "compare"},
-                               {"stage", stage},
-                               {"report", report},
-                               {"check_inputs", true},
-                               {"where", "the last timed call"}},
-                              600);
-    if (recheck.value("passed", false)) return true;
-    judge_call({{"op", "drop_stages"}}, 120);
-    v.status = Status::incorrect;
-    v.reason = recheck.value("reason", std::string()) + " (outputs of timed calls are checked too)";
-    return false;
-}
-
-// The candidate in its sandbox, the last timed call's output checked again, then the baseline
-// in the judge, which never loads candidate code. Strict: every timed call on inputs of its own
-// seed, secret until then, so that no output can be remembered and replayed; the reference
-// harness's mode: calls on the base seed's inputs, as it does.
-void Evaluator::time_candidate(SandboxProcess& sandbox, Verdict& v) {
-    const CheckConfig& c = options_.config;
-    const bool strict = c.mode == Mode::strict;
-    // Strict timing gives every call inputs of its own where it can (see evaluate_once), else
-    // calls rotate over the judge's input sets.
-    const bool fresh = strict && fresh_inputs_;
-    auto timing_start = Clock::now();
-    // The baseline's inputs rotate over up to three trials, as many as fit in an eighth of the
-    // memory.
-    std::vector<int> set_trials;
-    std::size_t budget = device_info_.value("memory_bytes", std::size_t(0)) / 8;
-    json sets = json::array(), stages = json::array();
-    if (strict) {
-        int wanted = std::min(c.trials, 3);
-        if (trial_bytes_ > 0 && budget > 0)
-            wanted = std::clamp(int(budget / trial_bytes_), 1, wanted);
-        for (int t = 0; t < wanted; ++t) {
-            set_trials.push_back(t);
-            if (fresh) continue;  // the sandbox makes its own inputs
-            json stage = judge_call({{"op", "stage"}, {"trial", t}}, 600);
-            sets.push_back({{"inputs", stage.at("inputs")}, {"outputs", stage.at("outputs")}});
-            stages.push_back(stage.at("stage"));
-        }
-    } else {
-        // KernelBench times on the base seed's inputs.
-        json stage = judge_call({{"op", "stage"}, {"trial", -1}}, 600);
-        sets.push_back({{"inputs", stage.at("inputs")}, {"outputs", stage.at("outputs")}});
-        set_trials.push_back(-1);
-    }
-    json request = {{"op", "time"}, {"sets", sets}, {"timing", c.timing.to_json()}};
-    if (fresh) {
-        std::random_device entropy;
-        request["fresh_seed"] = (std::uint64_t(entropy()) << 32 | entropy()) >> 1;
-        detail("  timing on fresh inputs for every call");
-    } else {
-        detail("  timing over " + std::to_string(set_trials.size()) + " input set(s)");
-    }
-    auto reply = sandbox.call(request, c.limits.timing_s);
-    if (!accept(reply, sandbox, "timing", c.limits.timing_s, v)) {
-        judge_call({{"op", "drop_stages"}}, 120);
-        return;
-    }
-    if (fresh) {
-        // The judge's inputs and reference for the last call's seed; the sandbox's own inputs
-        // and output of that call go into the judge's buffers.
-        constexpr int kLastTimedCall = 1000;
-        json stage = judge_call(
-            {{"op", "stage"}, {"trial", kLastTimedCall}, {"seed", reply.body.at("last_seed")}},
-            600);
-        auto last = sandbox.call({{"op", "report_last"},
-                                  {"inputs", stage.at("inputs")},
-                                  {"outputs", stage.at("outputs")}},
-                                 c.limits.timing_s);
-        if (!accept(last, sandbox, "timing", c.limits.timing_s, v)) {
-            judge_call({{"op", "drop_stages"}}, 120);
-            return;
-        }
-        sandbox.finish();
-        if (!last_call_passes(stage.at("stage"), last.body.at("report"), v)) return;
-    } else {
-        sandbox.finish();
-        std::size_t last_set = reply.body.value("last_set", std::size_t(0));
-        if (strict && !last_call_passes(stages.at(last_set), reply.body.at("report"), v)) return;
-    }
-    judge_call({{"op", "drop_stages"}}, 120);
-    const json& measured = reply.body.at("measurement");
-    v.timing = TimingResult::from_json(measured);
-    int outside = measured.value("outside_stream_samples", 0);
-    if (outside > 0)
-        v.integrity.push_back(
-            {"work_outside_stream", "warn",
-             std::to_string(outside) + " of " + std::to_string(v.timing->n) +
-                 " samples: the device was busy after the launch stream's end event; those "
-                 "samples use the host clock across a device-wide synchronisation"});
-    v.phases_s["timing"] = seconds_since(timing_start);
-
-    // Baseline: the reference, timed in the judge, which never loads candidate code.
-    detail("  timed: median " + std::to_string(int(v.timing->median_us)) +
-           " us, n=" + std::to_string(v.timing->n) + "; timing the baseline");
-    auto baseline_start = Clock::now();
-    json baseline =
-        judge_call({{"op", "baseline"}, {"trials", set_trials}, {"timing", c.timing.to_json()}},
-                   std::max(120.0, 2 * c.limits.timing_s));
-    const json& base = baseline.at("measurement");
-    v.baseline = TimingResult::from_json(base);
-    v.phases_s["baseline"] = seconds_since(baseline_start);
-    auto statistic =
-        v.timing->statistic == "mean" ? score::Statistic::mean : score::Statistic::median;
-    auto estimate =
-        score::estimate_speedup(base.at("samples_us").get<std::vector<double>>(),
-                                measured.at("samples_us").get<std::vector<double>>(), statistic);
-    v.speedup = estimate.speedup;
-    v.speedup_ci95 = {estimate.ci_lo, estimate.ci_hi};
-    v.status = Status::correct;
+    run_pipeline(context, sandbox.take_control(), sandbox.pid(), file.string());
+    std::error_code ignored;
+    fs::remove_all(scratch, ignored);
 }
 
 }  // namespace kbench::schedule

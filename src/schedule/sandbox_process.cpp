@@ -1,9 +1,13 @@
 #include "schedule/sandbox_process.hpp"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <fstream>
+
 #include "core/error.hpp"
+#include "protocol/zygote_messages.hpp"
 
 namespace kbench::schedule {
 namespace {
@@ -12,37 +16,47 @@ auto deadline_after(double seconds) {
     return sandbox::Clock::now() + std::chrono::milliseconds(long(seconds * 1000));
 }
 
+std::vector<std::string> names(const std::vector<std::pair<pid_t, std::string>>& list) {
+    std::vector<std::string> out;
+    for (const auto& [pid, name] : list) out.push_back(name + " (" + std::to_string(pid) + ")");
+    return out;
+}
+
 }  // namespace
 
 SandboxProcess::SandboxProcess(WorkerProcess& zygote, const Options& options) : zygote_(zygote) {
     auto [ours, theirs] = sandbox::make_socket_pair();
     auto [output_read, output_write] = sandbox::make_pipe();
-    json request = {{"op", "fork"},
-                    {"role", options.role},
-                    {"device", options.device_kind},
-                    {"cwd", options.cwd.string()},
-                    {"env", options.env}};
-    json reply;
+    protocol::ForkRequest request{options.role, options.device_kind, options.cwd.string(),
+                                  options.env, options.lockdown};
+    protocol::Reply<protocol::Forked> reply;
     try {
-        reply = zygote_.request(request, 60, {theirs, output_write});
+        reply = zygote_.call<protocol::Forked>(request, 60, {theirs, output_write});
     } catch (...) {
         for (int fd : {ours, theirs, output_read, output_write}) ::close(fd);
         throw;
     }
     ::close(theirs);
     ::close(output_write);
-    channel_ = std::make_unique<sandbox::Channel>(ours, output_read);
-    if (!reply.value("ok", false))
-        throw InfraError("the zygote could not fork a " + options.role + ": " +
-                         reply.value("error", std::string("?")));
-    pid_ = reply.at("pid").get<pid_t>();
+    channel_ = std::make_unique<sandbox::Channel>(ours, -1);
+    drain_ = std::make_unique<sandbox::OutputDrain>(output_read);
+    if (!reply.ok())
+        throw InfraError("the zygote could not start a " + options.role + ": " +
+                         reply.fault->message);
+    pid_ = pid_t(reply.value->pid);
+    body_pid_ = pid_t(reply.value->body_pid);
+    layers_ = reply.value->layers;
 }
 
 SandboxProcess::~SandboxProcess() {
     try {
-        if (!status_) kill();
+        if (!exit_) kill();
     } catch (...) {
     }
+}
+
+int SandboxProcess::take_control() {
+    return channel_->release_socket();
 }
 
 sandbox::Channel::Reply SandboxProcess::hello(double timeout_s) {
@@ -58,36 +72,69 @@ sandbox::Channel::Reply SandboxProcess::call(const json& body, double timeout_s)
     return channel_->receive(deadline_after(timeout_s));
 }
 
-sandbox::ExitStatus SandboxProcess::reap() {
-    if (status_) return *status_;
-    json reply = zygote_.request({{"op", "reap"}, {"pid", pid_}}, 60);
-    sandbox::ExitStatus status;
-    status.exited = reply.value("exited", true);
-    status.code = reply.value("code", 0);
-    status.signal = reply.value("signal", 0);
-    status_ = status;
-    channel_->drain_output(std::chrono::milliseconds(200));
-    return status;
+ConfinedExit SandboxProcess::reap() {
+    if (exit_) return *exit_;
+    auto reply = zygote_.call<protocol::Reaped>(protocol::ReapRequest{pid_}, 60);
+    if (!reply.ok())
+        throw InfraError("the zygote could not reap a sandbox: " + reply.fault->message);
+    ConfinedExit e;
+    e.known = reply.value->known;
+    e.status.exited = reply.value->exited;
+    e.status.code = reply.value->code;
+    e.status.signal = reply.value->signal;
+    e.leftovers = reply.value->leftovers;
+    exit_ = e;
+    drain_->wait_for_end(std::chrono::milliseconds(500));
+    return e;
 }
 
-sandbox::ExitStatus SandboxProcess::finish() {
-    if (status_) return *status_;
-    try {
-        channel_->send({{"op", "exit"}});
-    } catch (...) {
+bool SandboxProcess::wait_for_exit(std::chrono::milliseconds at_most) const {
+    auto deadline = std::chrono::steady_clock::now() + at_most;
+    std::string stat_path = "/proc/" + std::to_string(pid_) + "/stat";
+    for (;;) {
+        std::ifstream in(stat_path);
+        std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        auto close = stat.rfind(')');
+        if (close == std::string::npos || close + 2 >= stat.size()) return true;  // reaped
+        char state = stat[close + 2];
+        if (state == 'Z' || state == 'X') return true;
+        if (std::chrono::steady_clock::now() >= deadline) return false;
+        ::usleep(5000);
     }
-    // The process answers exit by ending; its socket closing says so.
-    auto reply = channel_->receive(deadline_after(5));
-    if (reply.event == sandbox::Channel::Event::timed_out) sandbox::kill_process_tree(pid_);
-    // Children the candidate left behind go with the group.
-    ::kill(-pid_, SIGKILL);
-    return reap();
 }
 
-sandbox::ExitStatus SandboxProcess::kill() {
-    if (status_) return *status_;
+ConfinedExit SandboxProcess::finish() {
+    if (exit_) return *exit_;
+    if (channel_->has_socket()) {
+        try {
+            channel_->send({{"op", "exit"}});
+        } catch (...) {
+        }
+        // The process answers exit by ending; its socket closing says so.
+        channel_->receive(deadline_after(5));
+    }
+    // Told to exit (by kbench, or by the judge that holds its socket), or already dead: it gets
+    // a moment to end and report how before its process group goes.
+    wait_for_exit(std::chrono::milliseconds(2000));
     sandbox::kill_process_tree(pid_);
     return reap();
+}
+
+ConfinedExit SandboxProcess::kill() {
+    if (exit_) return *exit_;
+    sandbox::kill_process_tree(pid_);
+    return reap();
+}
+
+std::vector<std::string> SandboxProcess::threads() const {
+    return names(sandbox::threads_of(body_pid_));
+}
+
+std::vector<std::string> SandboxProcess::processes() const {
+    std::vector<std::pair<pid_t, std::string>> found;
+    for (const auto& [pid, name] : sandbox::descendants_of(body_pid_))
+        found.emplace_back(pid, name);
+    return names(found);
 }
 
 }  // namespace kbench::schedule

@@ -2,24 +2,38 @@
 
 #include <sys/types.h>
 
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sandbox/channel.hpp"
+#include "sandbox/lockdown.hpp"
+#include "sandbox/output_drain.hpp"
 #include "sandbox/process.hpp"
 #include "schedule/worker_process.hpp"
 
 namespace kbench::schedule {
 
-// One untrusted process forked by the zygote (a sandbox or a builder), in its own process group,
-// its output captured up to a bound, every wait bounded by a phase deadline.
+// How a confined process ended, as its zygote saw it.
+struct ConfinedExit {
+    sandbox::ExitStatus status;
+    bool known = false;                  // whether the candidate's own process's end is known
+    std::vector<std::string> leftovers;  // processes it left behind, killed
+};
+
+// One process that runs candidate code, forked by a zygote under a lockdown: a sandbox, whose
+// control socket goes to the judge, or a builder, which kbench talks to itself. Its output is
+// captured up to a bound; it ends by its process group (and with it, in a PID namespace,
+// everything it started) and is reaped through the zygote.
 class SandboxProcess {
   public:
     struct Options {
         std::string role = "sandbox";  // or "builder"
         std::string device_kind = "cpu";
-        fs::path cwd;               // private scratch folder
-        json env = json::object();  // extra environment
+        fs::path cwd;  // its private scratch folder
+        std::map<std::string, std::string> env;
+        sandbox::LockdownSpec lockdown;
     };
 
     SandboxProcess(WorkerProcess& zygote, const Options& options);
@@ -27,26 +41,41 @@ class SandboxProcess {
     SandboxProcess(const SandboxProcess&) = delete;
     SandboxProcess& operator=(const SandboxProcess&) = delete;
 
-    // Sends a request and waits for the reply up to timeout_s.
+    // The control socket, for whoever talks to the process (the judge); the caller owns it.
+    int take_control();
+    // For builders: kbench talks to them itself.
+    sandbox::Channel& channel() { return *channel_; }
     sandbox::Channel::Reply call(const json& body, double timeout_s);
-    // Waits for the first message (the process's hello).
     sandbox::Channel::Reply hello(double timeout_s);
 
-    // Asks the process to exit, waits briefly, then kills it; returns how it ended.
-    sandbox::ExitStatus finish();
-    // Kills the process group now and returns how it ended.
-    sandbox::ExitStatus kill();
+    // Asks the process to exit (if it still has its socket here), waits briefly, then kills it;
+    // returns how it ended. Everything it started is gone when this returns.
+    ConfinedExit finish();
+    // Kills it now.
+    ConfinedExit kill();
 
     pid_t pid() const { return pid_; }
-    std::string output() const { return channel_->output().text(); }
+    pid_t body_pid() const { return body_pid_; }
+    const sandbox::LayerReport& layers() const { return layers_; }
+    std::string output() const { return drain_->text(); }
+
+    // Threads of the candidate's process and the processes it started, by name.
+    std::vector<std::string> threads() const;
+    std::vector<std::string> processes() const;
 
   private:
-    sandbox::ExitStatus reap();
+    ConfinedExit reap();
+    // Waits for the process to end on its own (its relay ends only once the namespace's init
+    // has reported how the candidate's process ended), at most the given time.
+    bool wait_for_exit(std::chrono::milliseconds at_most) const;
 
     WorkerProcess& zygote_;
     pid_t pid_ = -1;
+    pid_t body_pid_ = -1;
+    sandbox::LayerReport layers_;
     std::unique_ptr<sandbox::Channel> channel_;
-    std::optional<sandbox::ExitStatus> status_;
+    std::unique_ptr<sandbox::OutputDrain> drain_;
+    std::optional<ConfinedExit> exit_;
 };
 
 }  // namespace kbench::schedule

@@ -5,6 +5,7 @@
 
 #include <fstream>
 
+#include "build/worker_package.hpp"
 #include "core/error.hpp"
 
 namespace kbench::schedule {
@@ -12,6 +13,9 @@ namespace kbench::schedule {
 WorkerProcess::WorkerProcess(const WorkerEnvironment& env, const std::string& role,
                              const std::string& name)
     : role_(name.empty() ? role : name), log_path_(env.log_dir / (role_ + ".log")) {
+    // A worker runs what is in the package folder: it must be what kbench built.
+    if (env.verify_package)
+        build::verify_worker_package(env.worker_package_dir, build::built_worker_package());
     fs::create_directories(env.log_dir);
     int log_fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (log_fd < 0) throw InfraError("cannot open worker log " + log_path_.string());
@@ -22,12 +26,19 @@ WorkerProcess::WorkerProcess(const WorkerEnvironment& env, const std::string& ro
     std::string pythonpath = env.worker_package_dir.string();
     if (const char* existing = std::getenv("PYTHONPATH"); existing && *existing)
         pythonpath += std::string(":") + existing;
-    spec.env_set = {{"PYTHONPATH", pythonpath}, {"PYTHONUNBUFFERED", "1"}};
+    // No bytecode written into the package folder: it holds exactly what kbench built.
+    spec.env_set = {
+        {"PYTHONPATH", pythonpath}, {"PYTHONUNBUFFERED", "1"}, {"PYTHONDONTWRITEBYTECODE", "1"}};
     // No downloads at run time unless the user asks for them.
     for (const char* offline : {"HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"})
         if (!std::getenv(offline)) spec.env_set.emplace_back(offline, "1");
     if (env.device_kind == "cuda")
         spec.env_set.emplace_back("CUDA_VISIBLE_DEVICES", env.visible_gpu);
+    // On a CPU the judge and the sandbox take turns on the same cores: PyTorch's threads must
+    // sleep when idle, not spin on the core the other process waits for (judge and sandboxes
+    // alike, so baseline and candidate are timed the same way).
+    if (env.device_kind == "cpu" && !std::getenv("OMP_WAIT_POLICY"))
+        spec.env_set.emplace_back("OMP_WAIT_POLICY", "PASSIVE");
     if (!env.cpu_cores.empty()) {
         // The worker pins itself (and so every sandbox it forks) to these cores before torch
         // starts its thread pools, sized to match.
@@ -39,6 +50,7 @@ WorkerProcess::WorkerProcess(const WorkerEnvironment& env, const std::string& ro
         spec.env_set.emplace_back("MKL_NUM_THREADS", threads);
     }
     spec.fds = {{3, theirs}};
+    spec.stdin_null = true;
     spec.stdout_fd = log_fd;
     spec.stderr_fd = log_fd;
     try {

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "core/config.hpp"
+#include "core/error.hpp"
 #include "core/files.hpp"
+#include "protocol/message.hpp"
 #include "sandbox/channel.hpp"
 #include "sandbox/process.hpp"
 
@@ -19,6 +21,7 @@ namespace kbench::schedule {
 struct WorkerEnvironment {
     std::string python;               // interpreter with torch
     fs::path worker_package_dir;      // holds kbench_worker/
+    bool verify_package = true;       // check it against the built package before each start
     std::string device_kind = "cpu";  // "cpu" or "cuda"
     std::string visible_gpu;          // CUDA_VISIBLE_DEVICES for workers of a GPU
     std::vector<int> cpu_cores;       // where the workers may run (empty: anywhere); their
@@ -42,6 +45,19 @@ class WorkerProcess {
     // One request and its reply; throws InfraError when the worker dies or overruns.
     // Safe to call from several threads: requests are served one at a time.
     json request(const json& body, double timeout_s, const std::vector<int>& fds = {});
+
+    // A typed request and its typed reply (payload or fault); a reply that breaks the protocol
+    // is the harness's failure (InfraError), since workers are kbench's own.
+    template <typename Reply, typename Request>
+    protocol::Reply<Reply> call(const Request& r, double timeout_s,
+                                const std::vector<int>& fds = {}) {
+        json body = request(protocol::request_json(r), timeout_s, fds);
+        try {
+            return protocol::read_reply<Reply>(body, role_ + " reply");
+        } catch (const ProtocolError& e) {
+            throw InfraError("the " + role_ + " broke kbench's protocol: " + e.what());
+        }
+    }
     bool alive();
     pid_t pid() const { return pid_; }
     std::string log_tail(std::size_t bytes = 4000) const;

@@ -1,14 +1,16 @@
 #include "worker/compare.hpp"
 
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace kbench::worker {
 namespace {
 
-std::string shape_text(const json& shape) {
+std::string shape_text(const std::vector<std::int64_t>& shape) {
     std::string out = "[";
-    for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + shape[i].dump();
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        out += (i ? ", " : "") + std::to_string(shape[i]);
     return out + "]";
 }
 
@@ -33,40 +35,36 @@ std::string number(double value) {
 
 // The structural checks: kind, count, tensor-ness, type, device, dtype, shape, aliasing.
 std::optional<std::string> structural_failure(const std::vector<at::Tensor>& reference,
-                                              const json& report, const CompareSpec& spec,
-                                              const std::string& where) {
-    const std::string kind = report.value("kind", std::string("?"));
+                                              const protocol::CallResult& claims,
+                                              const CompareSpec& spec, const std::string& where) {
+    const std::string& kind = claims.kind;
     if (kind != "tensor" && kind != "tuple" && kind != "list")
         return where + ": the candidate returned a " + kind +
                ", not a tensor or a tuple of tensors";
-    const json& outputs = report.at("outputs");
+    if (spec.strict && kind != "tensor" && !claims.plain)
+        return where + ": the candidate returned a subclass of " + kind +
+               "; return a plain tuple or list, whose elements are there when forward returns";
+    const auto& outputs = claims.outputs;
     if (outputs.size() != reference.size())
         return where + ": the candidate returned " + std::to_string(outputs.size()) +
                " output(s), the reference returns " + std::to_string(reference.size());
     for (std::size_t i = 0; i < outputs.size(); ++i) {
-        const json& o = outputs[i];
+        const protocol::OutputReport& o = outputs[i];
         std::string at = where + " output " + std::to_string(i);
-        if (!o.value("is_tensor", false))
-            return at + ": a " + o.value("type", std::string("?")) + ", not a tensor";
-        if (spec.strict && !o.value("exact_type", true))
-            return at + ": a " + o.value("type", std::string("?")) +
-                   " (a tensor subclass); return a plain torch.Tensor";
+        if (!o.is_tensor) return at + ": a " + o.type + ", not a tensor";
+        if (spec.strict && !o.plain)
+            return at + ": a " + o.type + " (a tensor subclass); return a plain torch.Tensor";
         std::string want_device = reference[i].device().str();
-        if (o.value("device", want_device) != want_device)
-            return at + ": on " + o.value("device", std::string("?")) + ", expected " + want_device;
+        if (o.device != want_device) return at + ": on " + o.device + ", expected " + want_device;
         std::string want_dtype = dtype_name(reference[i].scalar_type());
-        if (o.value("dtype", std::string()) != want_dtype)
-            return at + ": dtype " + o.value("dtype", std::string("?")) + ", expected " +
-                   want_dtype;
-        json want_shape = to_vector(reference[i].sizes());
-        if (o.value("shape", json::array()) != want_shape)
-            return at + ": shape " + shape_text(o.value("shape", json::array())) + ", expected " +
-                   shape_text(want_shape);
-        if (spec.strict && o.value("aliases_input", -1) >= 0)
-            return at + ": shares memory with input " +
-                   std::to_string(o.value("aliases_input", -1)) +
+        if (o.dtype != want_dtype) return at + ": dtype " + o.dtype + ", expected " + want_dtype;
+        std::vector<std::int64_t> want_shape = to_vector(reference[i].sizes());
+        if (o.shape != want_shape)
+            return at + ": shape " + shape_text(o.shape) + ", expected " + shape_text(want_shape);
+        if (spec.strict && o.aliases_input >= 0)
+            return at + ": shares memory with input " + std::to_string(o.aliases_input) +
                    "; return a new tensor, not an input or a view of one";
-        if (!o.value("copied", false)) return at + ": the sandbox could not copy it";
+        if (!o.copied) return at + ": the sandbox could not copy it";
     }
     return std::nullopt;
 }
@@ -127,19 +125,21 @@ void accumulate(const at::Tensor& ref, const at::Tensor& got, std::int64_t offse
 }  // namespace
 
 CompareResult compare_outputs(const std::vector<at::Tensor>& reference,
-                              const std::vector<at::Tensor>& copied, const json& report,
-                              const CompareSpec& spec, const std::string& where) {
+                              const std::vector<at::Tensor>& copied,
+                              const protocol::CallResult& claims, const CompareSpec& spec,
+                              const std::string& where) {
     CompareResult result;
-    if (auto failure = structural_failure(reference, report, spec, where)) {
+    if (auto failure = structural_failure(reference, claims, spec, where)) {
         result.ok = false;
         result.reason = *failure;
         return result;
     }
-    constexpr std::int64_t kChunk = 1 << 26;  // elements compared at a time
+    constexpr std::int64_t kChunk = 1 << 24;  // elements compared at a time
     for (std::size_t i = 0; i < reference.size(); ++i) {
         const at::Tensor& ref_raw = reference[i];
         if (ref_raw.numel() == 0) continue;
-        auto work = ref_raw.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+        // float64 whatever the dtype: differences of float32 values cannot overflow there.
+        const auto work = at::kDouble;
         at::Tensor ref = ref_raw.reshape(-1);
         at::Tensor got = copied[i].reshape(-1);
         ValueStats stats;

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol/sandbox_messages.hpp"
 #include "worker/torch_common.hpp"
 
 namespace kbench::worker {
@@ -21,11 +22,14 @@ struct CompareResult {
     double max_rel_diff = 0;
 };
 
-// Compares what the sandbox reported and copied for one call with the reference outputs.
-// `report` is the sandbox's account of the call; `copied` are the judge's output buffers.
+// Compares one call's outputs with the reference's. `claims` is the sandbox's account of what it
+// returned (it can only make a call fail: it explains why); `captured` are the bytes the judge
+// took from its own buffers, which decide whether the values match. Differences are computed in
+// float64, so no value a candidate returns can overflow them.
 CompareResult compare_outputs(const std::vector<at::Tensor>& reference,
-                              const std::vector<at::Tensor>& copied, const json& report,
-                              const CompareSpec& spec, const std::string& where);
+                              const std::vector<at::Tensor>& captured,
+                              const protocol::CallResult& claims, const CompareSpec& spec,
+                              const std::string& where);
 
 // Inputs after the call must equal the pristine copies bit for bit, except those the reference
 // itself modifies. Returns the failure reason, if any.

@@ -1,5 +1,9 @@
 #include "worker/python_program.hpp"
 
+#include <cmath>
+
+#include "core/fields.hpp"
+
 namespace kbench::worker {
 namespace {
 
@@ -45,46 +49,7 @@ py::module_ import_file(const std::string& path, const std::string& module_name)
     return module;
 }
 
-namespace {
-
-// Wraps cpp_extension.load and load_inline so that extra_ldflags also names the loaded
-// libstdc++; done once per process, before the candidate imports anything.
-const char* kSharedLibstdcxx = R"PY(
-import functools, inspect
-import torch.utils.cpp_extension as ce
-
-def _kbench_link_shared_libstdcxx():
-    if getattr(ce, "_kbench_libstdcxx", None) is not None:
-        return
-    with open("/proc/self/maps") as maps:
-        lib = next((line.split()[-1] for line in maps if "/libstdc++.so" in line), "")
-    ce._kbench_libstdcxx = lib
-    if not lib:
-        return
-
-    def wrap(fn):
-        signature = inspect.signature(fn)
-
-        @functools.wraps(fn)
-        def build(*args, **kwargs):
-            bound = signature.bind(*args, **kwargs)
-            flags = list(bound.arguments.get("extra_ldflags") or [])
-            if lib not in flags:
-                flags.append(lib)
-            bound.arguments["extra_ldflags"] = flags
-            return fn(*bound.args, **bound.kwargs)
-        return build
-
-    ce.load = wrap(ce.load)
-    ce.load_inline = wrap(ce.load_inline)
-
-_kbench_link_shared_libstdcxx()
-)PY";
-
-}  // namespace
-
 py::module_ import_candidate(const std::string& path) {
-    exec_module(kSharedLibstdcxx, "kbench_link_shared_libstdcxx", "<kbench>");
     return import_file(path, "kbench_candidate");
 }
 
@@ -129,12 +94,22 @@ py::list make_inputs(py::handle get_inputs, std::uint64_t seed, const at::Device
     return prepare_values(raw, device, float_dtype);
 }
 
+py::list make_init_values(py::handle get_init_inputs, std::uint64_t seed, const at::Device& device,
+                          at::ScalarType float_dtype) {
+    seed_torch(seed);
+    py::object init = call_on_device(get_init_inputs, device.str(), py::tuple());
+    return prepare_values(init, device, float_dtype);
+}
+
 py::object construct_model(py::handle cls, py::handle get_init_inputs, std::uint64_t seed,
                            const at::Device& device, at::ScalarType float_dtype) {
+    return construct_from_init(cls, make_init_values(get_init_inputs, seed, device, float_dtype),
+                               seed, device, float_dtype);
+}
+
+py::object construct_from_init(py::handle cls, const py::list& init_values, std::uint64_t seed,
+                               const at::Device& device, at::ScalarType float_dtype) {
     std::string name = device.str();
-    seed_torch(seed);
-    py::object init = call_on_device(get_init_inputs, name, py::tuple());
-    py::list init_values = prepare_values(init, device, float_dtype);
     seed_torch(seed);
     py::object model = call_on_device(cls, name, py::tuple(init_values));
     py::object module_type = py::module_::import("torch.nn").attr("Module");
@@ -147,15 +122,30 @@ py::object construct_model(py::handle cls, py::handle get_init_inputs, std::uint
     return model;
 }
 
+bool is_tensor(py::handle value) {
+    return PyType_IsSubtype(Py_TYPE(value.ptr()),
+                            reinterpret_cast<PyTypeObject*>(THPVariableClass));
+}
+
+bool is_plain_tensor(py::handle value) {
+    return Py_TYPE(value.ptr()) == reinterpret_cast<PyTypeObject*>(THPVariableClass);
+}
+
 FlatOutput flatten_output(const py::object& result) {
     FlatOutput flat;
-    if (THPVariable_Check(result.ptr())) {
+    PyObject* o = result.ptr();
+    if (is_tensor(result)) {
         flat.kind = "tensor";
+        flat.plain = is_plain_tensor(result);
         flat.items.push_back(result);
-    } else if (py::isinstance<py::tuple>(result) || py::isinstance<py::list>(result)) {
-        flat.kind = py::isinstance<py::tuple>(result) ? "tuple" : "list";
-        for (py::handle item : result)
+    } else if (PyTuple_CheckExact(o) || PyList_CheckExact(o)) {
+        flat.kind = PyTuple_CheckExact(o) ? "tuple" : "list";
+        flat.plain = true;
+        Py_ssize_t n = PyTuple_CheckExact(o) ? PyTuple_GET_SIZE(o) : PyList_GET_SIZE(o);
+        for (Py_ssize_t i = 0; i < n; ++i) {
+            PyObject* item = PyTuple_CheckExact(o) ? PyTuple_GET_ITEM(o, i) : PyList_GET_ITEM(o, i);
             flat.items.push_back(py::reinterpret_borrow<py::object>(item));
+        }
     } else {
         flat.kind = python_type_name(result);
     }
@@ -163,23 +153,26 @@ FlatOutput flatten_output(const py::object& result) {
 }
 
 std::string python_type_name(py::handle value) {
-    py::handle type = py::type::handle_of(value);
-    std::string module = py::str(type.attr("__module__"));
-    std::string name = py::str(type.attr("__qualname__"));
-    return module == "builtins" ? name : module + "." + name;
+    const char* name = Py_TYPE(value.ptr())->tp_name;
+    std::string text = name ? name : "?";
+    if (text == "Tensor") return "torch.Tensor";
+    return text;
 }
 
 json value_to_json(py::handle value) {
     if (value.is_none()) return nullptr;
-    if (py::isinstance<py::bool_>(value)) return value.cast<bool>();
-    if (py::isinstance<py::int_>(value)) return value.cast<std::int64_t>();
-    if (py::isinstance<py::float_>(value)) return value.cast<double>();
-    if (py::isinstance<py::str>(value)) return value.cast<std::string>();
-    if (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
+    PyObject* o = value.ptr();
+    if (PyBool_Check(o)) return o == Py_True;
+    if (PyLong_CheckExact(o)) return value.cast<std::int64_t>();
+    if (PyFloat_CheckExact(o)) {
+        double v = PyFloat_AS_DOUBLE(o);
+        return std::isfinite(v) ? json(v) : json{{"float", real_json(v)}};
+    }
+    if (PyUnicode_CheckExact(o)) return value.cast<std::string>();
+    if (PyList_CheckExact(o) || PyTuple_CheckExact(o)) {
         json items = json::array();
         for (py::handle item : value) items.push_back(value_to_json(item));
-        return json{{"sequence", py::isinstance<py::tuple>(value) ? "tuple" : "list"},
-                    {"items", items}};
+        return json{{"sequence", PyTuple_CheckExact(o) ? "tuple" : "list"}, {"items", items}};
     }
     throw std::runtime_error("get_inputs() returned a " + python_type_name(value) +
                              "; kbench passes tensors, numbers, strings, None and lists of them");
@@ -191,9 +184,11 @@ py::object value_from_json(const json& value) {
     if (value.is_number_integer()) return py::int_(value.get<std::int64_t>());
     if (value.is_number()) return py::float_(value.get<double>());
     if (value.is_string()) return py::str(value.get<std::string>());
+    Fields f(value, "value");
+    if (f.has("float")) return py::float_(f.real("float"));  // a non-finite float
     py::list items;
-    for (const auto& item : value.at("items")) items.append(value_from_json(item));
-    if (value.at("sequence") == "tuple") return py::tuple(items);
+    for (const auto& item : f.array("items")) items.append(value_from_json(item));
+    if (f.text("sequence") == "tuple") return py::tuple(items);
     return items;
 }
 

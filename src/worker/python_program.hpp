@@ -15,12 +15,8 @@ py::module_ exec_module(const std::string& code, const std::string& module_name,
 // Imports the file at path as module_name (Triton needs real files to read kernel source).
 py::module_ import_file(const std::string& path, const std::string& module_name);
 
-// Imports a candidate file as "kbench_candidate", the same way in the builder and in the sandbox
-// (the build and the load must agree, or PyTorch builds the extension again). Extensions it
-// builds through torch.utils.cpp_extension are linked against the libstdc++.so this process
-// has loaded: a compiler that links libstdc++ statically (some toolchain wrappers do) would
-// otherwise put a second copy beside libtorch's, and its streams break or crash on the first
-// number they format (a TORCH_CHECK message with a value in it, for one).
+// Imports a candidate file as "kbench_candidate". How its extensions are built (builder) or
+// loaded from the verified build (sandbox) is set up first by kbench_worker.extensions.
 py::module_ import_candidate(const std::string& path);
 
 // torch.manual_seed: the CPU generator and every CUDA generator, as KernelBench seeds.
@@ -40,22 +36,34 @@ py::list prepare_values(py::handle values, const at::Device& device, at::ScalarT
 py::list make_inputs(py::handle get_inputs, std::uint64_t seed, const at::Device& device,
                      at::ScalarType float_dtype);
 
-// KernelBench's construction rule: seed, get_init_inputs(), seed again, cls(*init), then the
-// module moved to the device and precision.
+// KernelBench's construction rule, in two halves: the judge runs get_init_inputs() under the
+// seed (make_init_values); whoever constructs seeds again and calls cls(*init) with the device
+// as default device, then moves the module to the device and precision (construct_from_init).
+py::list make_init_values(py::handle get_init_inputs, std::uint64_t seed, const at::Device& device,
+                          at::ScalarType float_dtype);
+py::object construct_from_init(py::handle cls, const py::list& init_values, std::uint64_t seed,
+                               const at::Device& device, at::ScalarType float_dtype);
 py::object construct_model(py::handle cls, py::handle get_init_inputs, std::uint64_t seed,
                            const at::Device& device, at::ScalarType float_dtype);
 
-// A forward result as a list of items: a tensor alone, or the elements of a tuple or list.
+// A forward result as a list of items, looked at without running any code of the candidate's:
+// types are compared as C pointers, never through isinstance or attributes a class can override.
 struct FlatOutput {
-    std::string kind;  // "tensor", "tuple", "list", or the Python type name of anything else
-    std::vector<py::object> items;
+    std::string kind;               // "tensor", "tuple", "list", or the type's name
+    bool plain = false;             // a plain tensor, or exactly a tuple or list (not a subclass)
+    std::vector<py::object> items;  // the elements of a plain tuple or list, or the tensor
 };
 FlatOutput flatten_output(const py::object& result);
+
+// Whether value is a tensor (possibly a subclass), and whether it is exactly torch.Tensor.
+bool is_tensor(py::handle value);
+bool is_plain_tensor(py::handle value);
 
 // A non-tensor value on the wire (numbers, strings, None and lists of them); throws otherwise.
 json value_to_json(py::handle value);
 py::object value_from_json(const json& value);
 
+// The type's C name (tp_name): no code of the value's class runs.
 std::string python_type_name(py::handle value);
 
 at::ScalarType precision_dtype(const std::string& precision);

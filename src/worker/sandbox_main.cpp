@@ -2,18 +2,29 @@
 
 #include <unistd.h>
 
+#include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 
+#include <c10/core/impl/LocalDispatchKeySet.h>
+
+#include "protocol/judge_messages.hpp"
+#include "protocol/sandbox_messages.hpp"
+#include "protocol/zygote_messages.hpp"
 #include "sandbox/framing.hpp"
 #include "worker/cuda_timing_device.hpp"
 #include "worker/device.hpp"
 #include "worker/python_program.hpp"
 #include "worker/shared_tensor.hpp"
-#include "worker/timing/measurement.hpp"
 
 namespace kbench::worker {
 namespace {
+
+using protocol::FaultError;
+using protocol::FaultKind;
+using protocol::Op;
+using HostClock = std::chrono::steady_clock;
 
 struct ByteRange {
     std::uintptr_t begin = 0;
@@ -30,252 +41,264 @@ bool overlaps(ByteRange a, ByteRange b) {
     return a.begin < a.end && b.begin < b.end && a.begin < b.end && b.begin < a.end;
 }
 
-// One call's arguments and the judge's buffers for its outputs.
-struct CallSet {
-    py::tuple args;
-    std::vector<at::Tensor> inputs;   // shared input views (undefined for plain values)
-    std::vector<at::Tensor> outputs;  // shared output buffers
+// kbench's own tensor operations here run without Python dispatch: a mode the candidate pushed
+// cannot see or change them.
+struct NoPythonDispatch {
+    c10::impl::ExcludeDispatchKeyGuard guard{
+        c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::PythonTLSSnapshot})};
 };
 
-class Sandbox {
+// The candidate's process: kbench's part of it loads the candidate and runs it on what the judge
+// hands over. Nothing here is trusted by the judge: it checks the bytes and keeps the clock.
+class Harness {
   public:
-    Sandbox(int fd, std::string device_kind) : fd_(fd), device_kind_(std::move(device_kind)) {}
+    explicit Harness(int fd) : fd_(fd) {}
 
     int serve() {
-        json hello = {{"ok", true}, {"role", "sandbox"}, {"pid", ::getpid()}};
-        sandbox::serve_requests(fd_, hello, [this](const std::string& op, const json& request) {
-            return handle(op, request);
-        });
+        sandbox::send_message(fd_, protocol::SandboxHello{::getpid()}.to_json());
+        while (auto message = sandbox::recv_message(fd_)) {
+            json reply;
+            try {
+                Op op = protocol::op_of(message->body);
+                if (op == Op::exit) return 0;
+                reply = handle(op, message->body, message->fds);
+            } catch (const ProtocolError& e) {
+                reply = protocol::fault_json({FaultKind::harness, e.what(), ""});
+            }
+            for (int fd : message->fds)
+                if (fd >= 0) ::close(fd);
+            sandbox::send_message(fd_, reply);
+        }
         return 0;
     }
 
   private:
-    json handle(const std::string& op, const json& request) {
-        const char* fault = op == "load" ? "load_error" : "runtime_error";
+    json handle(Op op, const json& body, std::vector<int>& fds) {
+        FaultKind fault = op == Op::load ? FaultKind::candidate_load : FaultKind::candidate_raised;
         try {
             c10::AutoGradMode no_grad(false);
-            if (op == "load") return load(request);
-            if (op == "run") return run(request);
-            if (op == "time") return time(request);
-            if (op == "report_last") return report_last(request);
-            return {{"ok", false}, {"status", "infra_error"}, {"error", "unknown request " + op}};
-        } catch (const py::error_already_set& e) {
-            return {{"ok", false}, {"status", fault}, {"error", describe_python_error(e)}};
-        } catch (const CandidateFault& e) {
-            return {{"ok", false}, {"status", e.status()}, {"error", e.what()}};
-        } catch (const std::exception& e) {
-            return {{"ok", false}, {"status", fault}, {"error", e.what()}};
-        }
-    }
-
-    json load(const json& request) {
-        device_.emplace(Device::open(device_kind_));
-        dtype_ = precision_dtype(request.value("precision", std::string("fp32")));
-        reference_ = exec_module(request.at("reference_code").get<std::string>(),
-                                 "kbench_reference", "<reference>");
-        py::module_ candidate = import_candidate(request.at("candidate_file").get<std::string>());
-        if (!py::hasattr(candidate, "ModelNew"))
-            throw CandidateFault("load_error", "the candidate defines no ModelNew");
-        model_ = construct_model(candidate.attr("ModelNew"), reference_.attr("get_init_inputs"),
-                                 request.value("seed", std::uint64_t(42)), device_->torch_device(),
-                                 dtype_);
-        if (!py::hasattr(model_, "__call__"))
-            throw CandidateFault("load_error", "ModelNew(...) is not callable");
-        device_->synchronize();
-        return {{"ok", true}};
-    }
-
-    CallSet open_set(const json& set) {
-        CallSet s;
-        py::list args;
-        for (const json& input : set.at("inputs")) {
-            if (input.contains("value")) {
-                args.append(value_from_json(input.at("value")));
-                s.inputs.emplace_back();
-                continue;
+            switch (op) {
+                case Op::attach:
+                    attach(protocol::AttachSandbox::from_json(body));
+                    return protocol::reply_json(protocol::Empty{});
+                case Op::load:
+                    load(protocol::LoadCandidate::from_json(body), fds);
+                    return protocol::reply_json(protocol::Empty{});
+                case Op::call:
+                    return protocol::reply_json(call(protocol::CallBatch::from_json(body), fds));
+                default:
+                    throw ProtocolError("a sandbox does not serve '" +
+                                        std::string(protocol::to_string(op)) + "'");
             }
-            at::Tensor t = open_shared_tensor(input, *device_);
-            args.append(py::reinterpret_steal<py::object>(THPVariable_Wrap(t)));
-            s.inputs.push_back(t);
+        } catch (const ProtocolError&) {
+            throw;
+        } catch (const py::error_already_set& e) {
+            std::string text = describe_python_error(e);
+            if (text.find("Error building extension") != std::string::npos)
+                fault = FaultKind::candidate_build;
+            return protocol::fault_json({fault, text, ""});
+        } catch (const FaultError& e) {
+            return protocol::fault_json(e.fault());
+        } catch (const std::exception& e) {
+            return protocol::fault_json({fault, e.what(), ""});
         }
-        for (const json& output : set.at("outputs"))
-            s.outputs.push_back(open_shared_tensor(output, *device_));
-        s.args = py::tuple(args);
-        return s;
+    }
+
+    void attach(const protocol::AttachSandbox& a) {
+        device_.emplace(Device::open(a.device));
+        timer_ = make_timing_device(*device_, std::size_t(a.flush_bytes));
+        if (device_->is_cuda() && a.gpu_memory_fraction > 0)
+            py::module_::import("torch").attr("cuda").attr("set_per_process_memory_fraction")(
+                a.gpu_memory_fraction);
+    }
+
+    Device& device() {
+        if (!device_) throw ProtocolError("the sandbox has no device yet");
+        return *device_;
+    }
+
+    void take_slots(const std::vector<protocol::Slot>& slots, std::vector<int>& fds) {
+        for (const protocol::Slot& slot : slots) {
+            int fd = -1;
+            if (slot.buffer.kind == "memfd") {
+                auto index = std::size_t(slot.buffer.fd_index);
+                if (slot.buffer.fd_index < 0 || index >= fds.size() || fds[index] < 0)
+                    throw ProtocolError("a shared buffer's descriptor is missing");
+                fd = fds[index];
+                fds[index] = -1;
+            }
+            slots_[slot.id] = std::make_unique<MappedBuffer>(slot.buffer, fd, device());
+        }
+    }
+
+    at::Tensor view(const protocol::TensorRef& ref) {
+        auto it = slots_.find(ref.slot);
+        if (it == slots_.end()) throw ProtocolError("no shared buffer " + std::to_string(ref.slot));
+        return it->second->view(ref);
+    }
+
+    py::tuple arguments(const std::vector<protocol::Argument>& args,
+                        std::vector<at::Tensor>* tensors) {
+        py::list out;
+        for (const protocol::Argument& arg : args) {
+            if (arg.is_tensor) {
+                at::Tensor t = view(arg.tensor);
+                out.append(py::reinterpret_steal<py::object>(THPVariable_Wrap(t)));
+                if (tensors) tensors->push_back(t);
+            } else {
+                out.append(value_from_json(arg.value));
+                if (tensors) tensors->emplace_back();
+            }
+        }
+        return py::tuple(out);
+    }
+
+    void load(const protocol::LoadCandidate& l, std::vector<int>& fds) {
+        take_slots(l.slots, fds);
+        dtype_ = precision_dtype(l.precision);
+        py::tuple init = arguments(l.init_args, nullptr);
+        py::module_ candidate = import_candidate(l.candidate_file);
+        if (!py::hasattr(candidate, "ModelNew"))
+            throw FaultError(FaultKind::candidate_load, "the candidate defines no ModelNew");
+        model_ = construct_from_init(candidate.attr("ModelNew"), py::list(init), l.seed,
+                                     device().torch_device(), dtype_);
+        if (!PyCallable_Check(model_.ptr()))
+            throw FaultError(FaultKind::candidate_load, "ModelNew(...) is not callable");
+        device().synchronize();
     }
 
     // Freed blocks of the output sizes, filled with poison, so that an output the candidate
     // allocates but never writes shows up as NaN rather than as stale, plausible data.
-    void poison_allocator(const CallSet& set) {
+    void poison_allocator(const std::vector<at::Tensor>& outputs) {
+        NoPythonDispatch guard;
         std::vector<at::Tensor> blocks;
-        for (const at::Tensor& out : set.outputs) {
+        for (const at::Tensor& out : outputs) {
             at::Tensor block = at::empty(out.sizes(), out.options());
             poison(block);
             blocks.push_back(block);
         }
-        device_->synchronize();
+        device().synchronize();
     }
 
-    // Describes each output for the judge and copies those that match into its buffers.
-    json report_and_copy(const py::object& result, const CallSet& set) {
+    // A null call returns new tensors shaped like the outputs, as a model would (their making
+    // is the call's; their copying and freeing are the protocol's, as for a real call).
+    py::object null_result(const std::vector<at::Tensor>& outputs) {
+        NoPythonDispatch guard;
+        py::list items;
+        for (const at::Tensor& out : outputs)
+            items.append(py::reinterpret_steal<py::object>(THPVariable_Wrap(at::zeros_like(out))));
+        if (items.size() == 1) return items[0];
+        return py::tuple(items);
+    }
+
+    // Describes each output and copies those that fit into the judge's buffers.
+    protocol::CallResult report_and_copy(const py::object& result,
+                                         const std::vector<at::Tensor>& inputs,
+                                         const std::vector<at::Tensor>& targets) {
+        NoPythonDispatch guard;
+        protocol::CallResult r;
         FlatOutput flat = flatten_output(result);
-        json outputs = json::array();
+        r.kind = flat.kind;
+        r.plain = flat.plain;
         for (std::size_t i = 0; i < flat.items.size(); ++i) {
             const py::object& item = flat.items[i];
-            json o = {{"is_tensor", false}, {"type", python_type_name(item)}, {"copied", false}};
-            if (THPVariable_Check(item.ptr())) {
+            protocol::OutputReport o;
+            o.type = python_type_name(item);
+            if (is_tensor(item)) {
                 const at::Tensor& t = THPVariable_Unpack(item.ptr());
-                o["is_tensor"] = true;
-                o["exact_type"] = THPVariable_CheckExact(item.ptr());
-                o["shape"] = to_vector(t.sizes());
-                o["dtype"] = dtype_name(t.scalar_type());
-                o["device"] = t.device().str();
-                o["aliases_input"] = -1;
-                for (std::size_t j = 0; j < set.inputs.size(); ++j)
-                    if (overlaps(range_of(t), range_of(set.inputs[j]))) o["aliases_input"] = j;
-                if (i < set.outputs.size()) {
-                    const at::Tensor& target = set.outputs[i];
-                    if (target.sizes() == t.sizes() && target.scalar_type() == t.scalar_type() &&
-                        target.device() == t.device()) {
-                        at::Tensor(target).copy_(t);
-                        o["copied"] = true;
-                    }
+                o.is_tensor = true;
+                o.plain = is_plain_tensor(item);
+                o.shape = to_vector(t.sizes());
+                o.dtype = dtype_name(t.scalar_type());
+                o.device = t.device().str();
+                for (std::size_t j = 0; j < inputs.size(); ++j)
+                    if (overlaps(range_of(t), range_of(inputs[j])))
+                        o.aliases_input = std::int64_t(j);
+                if (i < targets.size() && targets[i].sizes() == t.sizes() &&
+                    targets[i].scalar_type() == t.scalar_type() &&
+                    targets[i].device() == t.device()) {
+                    at::Tensor target = targets[i];
+                    plain_copy(target, t);
+                    o.copied = true;
                 }
             }
-            outputs.push_back(o);
+            r.outputs.push_back(o);
         }
-        device_->synchronize();
-        return {{"kind", flat.kind}, {"outputs", outputs}};
+        return r;
     }
 
-    json run(const json& request) {
-        CallSet set = open_set(request);
-        if (request.value("poison", true)) poison_allocator(set);
-        seed_torch(request.value("seed", std::uint64_t(0)));
-        py::object result = model_(*set.args);
-        device_->synchronize();
-        return {{"ok", true}, {"report", report_and_copy(result, set)}};
-    }
-
-    // A timed call's own seed: the run's secret base seed and the call's number, mixed
-    // (splitmix64), kept below 2^63 for torch.manual_seed.
-    static std::uint64_t call_seed(std::uint64_t base, std::size_t call) {
-        std::uint64_t z = base + 0x9e3779b97f4a7c15ull * (call + 1);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        return (z ^ (z >> 31)) >> 1;
-    }
-
-    // kbench's protocol: every call, warm-up included, gets inputs no call has had before,
-    // made by the reference's get_inputs() under the call's seed, outside the timed window. A
-    // candidate that remembers outputs by input address or content therefore has nothing to
-    // replay. The last call's inputs and output are kept for report_last.
-    json time_on_fresh_inputs(const TimingConfig& config, std::uint64_t base) {
-        auto timer = make_timing_device(*device_, 0);
-        py::tuple args;
-        std::uint64_t seed = 0;
-        py::object last;
-        auto prepare = [&](std::size_t i) {
-            args = py::tuple();  // the previous call's inputs go before the next ones come
-            last = py::none();
-            seed = call_seed(base, i);
-            args = py::tuple(
-                make_inputs(reference_.attr("get_inputs"), seed, device_->torch_device(), dtype_));
-            device_->synchronize();
-        };
-        auto call = [&](std::size_t) { last = model_(*args); };
-        timing::Measurement m = timing::measure(*timer, call, config, prepare);
-        device_->synchronize();
-        last_args_ = args;
-        last_output_ = last;
-        return {{"ok", true}, {"measurement", m.to_json()}, {"last_seed", seed}};
-    }
-
-    // The last timed call for the judge: its output into the judge's buffers for the call's
-    // seed, and its inputs over the judge's copies of them, so that the judge checks both the
-    // output and that the inputs were what get_inputs() gives for that seed, left unchanged.
-    json report_last(const json& request) {
-        if (!last_output_) throw std::runtime_error("no timed call to report");
-        CallSet judge_set = open_set(request);
-        CallSet mine;
-        mine.args = last_args_;
-        mine.outputs = judge_set.outputs;
-        for (std::size_t j = 0; j < last_args_.size(); ++j) {
-            py::handle arg = last_args_[j];
-            if (!THPVariable_Check(arg.ptr())) {
-                mine.inputs.emplace_back();
-                continue;
-            }
-            at::Tensor t = THPVariable_Unpack(arg.ptr());
-            mine.inputs.push_back(t);
-            if (j < judge_set.inputs.size() && judge_set.inputs[j].defined() &&
-                judge_set.inputs[j].sizes() == t.sizes() &&
-                judge_set.inputs[j].scalar_type() == t.scalar_type())
-                judge_set.inputs[j].copy_(t);
+    protocol::CallsDone call(const protocol::CallBatch& b, std::vector<int>& fds) {
+        if (!model_ && !b.null_model) throw ProtocolError("no candidate loaded");
+        for (std::uint64_t id : b.drop_slots) slots_.erase(id);
+        take_slots(b.new_slots, fds);
+        Device& d = device();
+        protocol::CallsDone done;
+        done.nonce = b.nonce;
+        for (std::size_t i = 0; i < b.calls.size(); ++i) {
+            const protocol::CallSpec& spec = b.calls[i];
+            std::vector<at::Tensor> inputs, targets;
+            py::tuple args = arguments(spec.args, &inputs);
+            for (const auto& ref : spec.outputs) targets.push_back(view(ref));
+            if (b.poison) poison_allocator(targets);
+            // The judge flushed the cache before the first call; between calls it is done here.
+            if (b.timed && i > 0) timer_->flush_cache();
+            d.synchronize();
+            py::object result;
+            auto host0 = HostClock::now();
+            timer_->start();
+            result = b.null_model ? null_result(targets) : model_(*args);
+            timer_->stop();
+            d.synchronize();
+            auto host1 = HostClock::now();
+            double host_us = std::chrono::duration<double, std::micro>(host1 - host0).count();
+            double event_us = timer_->has_stream_clock() ? timer_->stream_elapsed_us() : host_us;
+            protocol::CallResult r = report_and_copy(result, inputs, targets);
+            r.event_us = event_us;
+            r.host_us = host_us;
+            done.results.push_back(std::move(r));
         }
-        json report = report_and_copy(*last_output_, mine);
-        return {{"ok", true}, {"report", report}};
-    }
-
-    json time(const json& request) {
-        if (request.contains("fresh_seed"))
-            return time_on_fresh_inputs(TimingConfig::from_json(request.at("timing")),
-                                        request.at("fresh_seed").get<std::uint64_t>());
-        std::vector<CallSet> sets;
-        for (const json& set : request.at("sets")) sets.push_back(open_set(set));
-        if (sets.empty()) throw std::runtime_error("time needs at least one input set");
-        TimingConfig config = TimingConfig::from_json(request.at("timing"));
-        std::size_t flush =
-            config.protocol == Mode::kernelbench ? std::size_t(config.kb_flush_bytes) : 0;
-        auto timer = make_timing_device(*device_, flush);
-        py::object last;
-        std::size_t last_set = 0;
-        auto call = [&](std::size_t i) {
-            last_set = i % sets.size();
-            last = model_(*sets[last_set].args);
-        };
-        timing::Measurement m = timing::measure(*timer, call, config);
-        device_->synchronize();
-        json report = report_and_copy(last, sets[last_set]);
-        return {
-            {"ok", true}, {"measurement", m.to_json()}, {"last_set", last_set}, {"report", report}};
+        d.synchronize();
+        return done;
     }
 
     int fd_;
-    std::string device_kind_;
     std::optional<Device> device_;
+    std::unique_ptr<timing::TimingDevice> timer_;
+    std::map<std::uint64_t, std::unique_ptr<MappedBuffer>> slots_;
     at::ScalarType dtype_ = at::kFloat;
-    py::module_ reference_;
     py::object model_;
-    py::tuple last_args_;
-    std::optional<py::object> last_output_;
 };
 
 }  // namespace
 
-int sandbox_main(int fd, const std::string& device_kind) {
-    Sandbox sandbox(fd, device_kind);
-    return sandbox.serve();
+int sandbox_main(int fd) {
+    py::module_::import("kbench_worker.extensions")
+        .attr("install")(std::getenv("KBENCH_PREBUILT") ? std::getenv("KBENCH_PREBUILT") : "");
+    Harness harness(fd);
+    return harness.serve();
 }
 
 int builder_main(int fd) {
-    sandbox::send_message(fd, {{"ok", true}, {"role", "builder"}, {"pid", ::getpid()}});
+    py::module_::import("kbench_worker.extensions").attr("install")("");
+    sandbox::send_message(fd, protocol::BuilderHello{::getpid()}.to_json());
     auto message = sandbox::recv_message(fd);
     if (!message) return 0;
-    json reply;
+    protocol::Built reply;
     try {
-        import_candidate(message->body.at("candidate_file").get<std::string>());
-        reply = {{"ok", true}};
+        auto request = protocol::BuildRequest::from_json(message->body);
+        import_candidate(request.candidate_file);
+        reply.outcome = protocol::BuildOutcome::ok;
     } catch (const py::error_already_set& e) {
-        std::string text = describe_python_error(e);
+        reply.log = describe_python_error(e);
         bool compile = e.matches(PyExc_SyntaxError) ||
-                       text.find("Error building extension") != std::string::npos;
-        reply = {
-            {"ok", false}, {"status", compile ? "compile_error" : "import_error"}, {"error", text}};
+                       reply.log.find("Error building extension") != std::string::npos;
+        reply.outcome =
+            compile ? protocol::BuildOutcome::compile_error : protocol::BuildOutcome::import_error;
     } catch (const std::exception& e) {
-        reply = {{"ok", false}, {"status", "import_error"}, {"error", e.what()}};
+        reply.outcome = protocol::BuildOutcome::import_error;
+        reply.log = e.what();
     }
-    sandbox::send_message(fd, reply);
+    sandbox::send_message(fd, protocol::reply_json(reply));
     return 0;
 }
 

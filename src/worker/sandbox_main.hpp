@@ -1,14 +1,12 @@
 #pragma once
 
-#include <string>
-
 namespace kbench::worker {
 
-// The untrusted side, one process per candidate: loads it, runs it on inputs the judge shares,
-// copies its outputs into the judge's buffers and runs the timing protocol.
-int sandbox_main(int fd, const std::string& device_kind);
+// The candidate's process, one per candidate: loads it and runs it on what the judge hands over
+// through the socket on fd. Nothing it reports is trusted.
+int sandbox_main(int fd);
 
-// Imports a candidate with the GPU hidden, so that its extensions compile into the cache.
+// Imports a candidate with the GPU hidden, so that its extensions compile ahead of time.
 int builder_main(int fd);
 
 }  // namespace kbench::worker

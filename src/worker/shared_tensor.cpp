@@ -1,10 +1,9 @@
 #include "worker/shared_tensor.hpp"
 
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -33,13 +32,20 @@ void from_hex(const std::string& text, void* out, std::size_t size) {
         p[i] = std::uint8_t(std::stoul(text.substr(2 * i, 2), nullptr, 16));
 }
 
-std::string unique_shm_name() {
-    static std::atomic<unsigned> counter{0};
-    return "/kbench-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-}
-
-std::vector<std::int64_t> json_ints(const json& j) {
-    return j.get<std::vector<std::int64_t>>();
+// The integer type of the same width, for bit-exact kernels over any dtype.
+std::optional<at::ScalarType> same_width_integer(at::ScalarType type) {
+    switch (c10::elementSize(type)) {
+        case 1:
+            return at::kByte;
+        case 2:
+            return at::kShort;
+        case 4:
+            return at::kInt;
+        case 8:
+            return at::kLong;
+        default:
+            return std::nullopt;
+    }
 }
 
 }  // namespace
@@ -58,6 +64,7 @@ std::size_t storage_bytes(at::IntArrayRef sizes, at::IntArrayRef strides, at::Sc
     std::int64_t last = 0;
     for (std::size_t i = 0; i < sizes.size(); ++i) {
         if (sizes[i] == 0) return 0;
+        if (sizes[i] < 0 || strides[i] < 0) throw std::runtime_error("negative size or stride");
         last += (sizes[i] - 1) * strides[i];
     }
     return std::size_t(last + 1) * c10::elementSize(dtype);
@@ -77,23 +84,21 @@ std::shared_ptr<SharedBuffer> SharedBuffer::allocate(std::size_t nbytes, const D
         return buffer;
 #endif
     }
-    buffer->shm_name_ = unique_shm_name();
-    int fd = ::shm_open(buffer->shm_name_.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0) throw std::runtime_error("shm_open failed: " + std::string(std::strerror(errno)));
+    int fd = ::memfd_create("kbench", MFD_CLOEXEC);
+    if (fd < 0) throw std::runtime_error("memfd_create: " + std::string(std::strerror(errno)));
     if (::ftruncate(fd, off_t(buffer->nbytes_)) != 0) {
         int err = errno;
         ::close(fd);
-        ::shm_unlink(buffer->shm_name_.c_str());
         throw std::runtime_error("cannot size shared memory to " + std::to_string(buffer->nbytes_) +
-                                 " bytes: " + std::strerror(err) + " (is /dev/shm large enough?)");
+                                 " bytes: " + std::strerror(err));
     }
     void* data = ::mmap(nullptr, buffer->nbytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    ::close(fd);
     if (data == MAP_FAILED) {
-        ::shm_unlink(buffer->shm_name_.c_str());
-        throw std::runtime_error("mmap of shared memory failed: " +
-                                 std::string(std::strerror(errno)));
+        int err = errno;
+        ::close(fd);
+        throw std::runtime_error("mmap of shared memory: " + std::string(std::strerror(err)));
     }
+    buffer->fd_ = fd;
     buffer->data_ = data;
     return buffer;
 }
@@ -107,7 +112,7 @@ SharedBuffer::~SharedBuffer() {
         return;
     }
     ::munmap(data_, nbytes_);
-    ::shm_unlink(shm_name_.c_str());
+    if (fd_ >= 0) ::close(fd_);
 }
 
 at::Tensor SharedBuffer::view(at::IntArrayRef sizes, at::IntArrayRef strides,
@@ -119,49 +124,94 @@ at::Tensor SharedBuffer::view(at::IntArrayRef sizes, at::IntArrayRef strides,
         data_, sizes, strides, [keep](void*) {}, at::TensorOptions().dtype(dtype).device(device_));
 }
 
-json SharedBuffer::descriptor(const at::Tensor& view) const {
-    json buffer = cuda_ ? json{{"kind", "cuda_ipc"}, {"handle", ipc_handle_hex_}}
-                        : json{{"kind", "shm"}, {"name", shm_name_}};
-    buffer["nbytes"] = nbytes_;
-    return json{{"buffer", buffer},
-                {"sizes", to_vector(view.sizes())},
-                {"strides", to_vector(view.strides())},
-                {"dtype", dtype_name(view.scalar_type())}};
+protocol::Buffer SharedBuffer::describe(std::int64_t fd_index) const {
+    if (cuda_) return {"cuda_ipc", -1, ipc_handle_hex_, nbytes_};
+    return {"memfd", fd_index, "", nbytes_};
 }
 
-at::Tensor open_shared_tensor(const json& descriptor, const Device& device) {
-    const json& buffer = descriptor.at("buffer");
-    auto sizes = json_ints(descriptor.at("sizes"));
-    auto strides = json_ints(descriptor.at("strides"));
-    auto dtype = dtype_from_name(descriptor.at("dtype").get<std::string>());
-    auto nbytes = buffer.at("nbytes").get<std::size_t>();
-    auto options = at::TensorOptions().dtype(dtype).device(device.torch_device());
-    if (buffer.at("kind") == "cuda_ipc") {
+MappedBuffer::MappedBuffer(const protocol::Buffer& buffer, int fd, const Device& device)
+    : nbytes_(buffer.nbytes), device_(device.torch_device()) {
+    if (buffer.kind == "cuda_ipc") {
+        if (fd >= 0) ::close(fd);
 #ifdef KBENCH_WITH_CUDA
         cudaIpcMemHandle_t handle;
-        from_hex(buffer.at("handle").get<std::string>(), &handle, sizeof(handle));
-        void* data = nullptr;
-        cuda_check(cudaIpcOpenMemHandle(&data, handle, cudaIpcMemLazyEnablePeerAccess),
+        from_hex(buffer.ipc_handle, &handle, sizeof(handle));
+        cuda_check(cudaIpcOpenMemHandle(&data_, handle, cudaIpcMemLazyEnablePeerAccess),
                    "cudaIpcOpenMemHandle");
-        return at::from_blob(
-            data, sizes, strides, [](void* p) { cudaIpcCloseMemHandle(p); }, options);
+        cuda_ = true;
+        return;
 #else
-        throw std::runtime_error("CUDA IPC buffer in a worker built without CUDA");
+        throw std::runtime_error("a CUDA IPC buffer in a worker built without CUDA");
 #endif
     }
-    int fd = ::shm_open(buffer.at("name").get<std::string>().c_str(), O_RDWR, 0600);
-    if (fd < 0) throw std::runtime_error("shm_open failed: " + std::string(std::strerror(errno)));
-    void* data = ::mmap(nullptr, nbytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (fd < 0) throw std::runtime_error("a shared buffer came without its descriptor");
+    // Populated now, so that the candidate's first touch is not a page fault inside its call.
+    void* data = ::mmap(nullptr, nbytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+    int err = errno;
     ::close(fd);
     if (data == MAP_FAILED)
-        throw std::runtime_error("mmap of shared memory failed: " +
-                                 std::string(std::strerror(errno)));
-    return at::from_blob(
-        data, sizes, strides, [nbytes](void* p) { ::munmap(p, nbytes); }, options);
+        throw std::runtime_error("mmap of shared memory: " + std::string(std::strerror(err)));
+    data_ = data;
 }
+
+MappedBuffer::~MappedBuffer() {
+    if (!data_) return;
+    if (cuda_) {
+#ifdef KBENCH_WITH_CUDA
+        cudaIpcCloseMemHandle(data_);
+#endif
+        return;
+    }
+    ::munmap(data_, nbytes_);
+}
+
+at::Tensor MappedBuffer::view(const protocol::TensorRef& ref) const {
+    at::ScalarType dtype = dtype_from_name(ref.dtype);
+    if (storage_bytes(ref.sizes, ref.strides, dtype) > nbytes_)
+        throw std::runtime_error("a tensor's layout does not fit its shared buffer");
+    return at::from_blob(
+        data_, ref.sizes, ref.strides, [](void*) {},
+        at::TensorOptions().dtype(dtype).device(device_));
+}
+
+protocol::TensorRef tensor_ref(std::uint64_t slot, const at::Tensor& view) {
+    return {slot, to_vector(view.sizes()), to_vector(view.strides()),
+            dtype_name(view.scalar_type())};
+}
+
+namespace {
+
+// Plain loops for CPU tensors: kbench's own work between requests must not wake PyTorch's
+// thread pool, whose spinning threads would take the cores the other process is waiting for.
+bool plain_cpu(const at::Tensor& t) {
+    return t.device().is_cpu() && t.is_contiguous();
+}
+
+template <typename Word>
+void fill_words(void* data, std::size_t count, Word value) {
+    std::fill_n(static_cast<Word*>(data), count, value);
+}
+
+}  // namespace
 
 void poison(at::Tensor& tensor) {
     if (tensor.numel() == 0) return;
+    if (plain_cpu(tensor)) {
+        void* data = tensor.data_ptr();
+        auto n = std::size_t(tensor.numel());
+        switch (tensor.scalar_type()) {
+            case at::kFloat:
+                return fill_words<std::uint32_t>(data, n, 0x7fc00000u);
+            case at::kDouble:
+                return fill_words<std::uint64_t>(data, n, 0x7ff8000000000000ull);
+            case at::kHalf:
+                return fill_words<std::uint16_t>(data, n, 0x7e00u);
+            case at::kBFloat16:
+                return fill_words<std::uint16_t>(data, n, 0x7fc0u);
+            default:
+                break;
+        }
+    }
     if (at::isFloatingType(tensor.scalar_type()) || at::isComplexType(tensor.scalar_type())) {
         tensor.fill_(std::numeric_limits<double>::quiet_NaN());
     } else if (tensor.scalar_type() == at::kBool) {
@@ -169,6 +219,47 @@ void poison(at::Tensor& tensor) {
     } else {
         tensor.fill_(0x5a);
     }
+}
+
+void plain_copy(at::Tensor& dst, const at::Tensor& src) {
+    if (plain_cpu(dst) && plain_cpu(src) && dst.scalar_type() == src.scalar_type() &&
+        dst.sizes() == src.sizes()) {
+        std::memcpy(dst.data_ptr(), src.data_ptr(), src.nbytes());
+        return;
+    }
+    dst.copy_(src);
+}
+
+void exact_copy(at::Tensor& dst, const at::Tensor& src) {
+    auto integer = same_width_integer(src.scalar_type());
+    if (!integer || dst.scalar_type() != src.scalar_type() || dst.sizes() != src.sizes() ||
+        src.is_complex()) {
+        dst.copy_(src);
+        return;
+    }
+    at::Tensor out = dst.view(*integer);
+    at::bitwise_or_out(out, src.view(*integer), at::Scalar(0));
+}
+
+std::int64_t digest(const at::Tensor& tensor) {
+    if (tensor.numel() == 0) return 0;
+    if (plain_cpu(tensor)) {
+        const auto* bytes = static_cast<const unsigned char*>(tensor.data_ptr());
+        std::size_t n = tensor.nbytes();
+        std::uint64_t sum = 0, word = 0;
+        std::size_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            std::memcpy(&word, bytes + i, 8);
+            sum += word;
+        }
+        for (; i < n; ++i) sum += bytes[i];
+        return std::int64_t(sum);
+    }
+    at::Tensor t = tensor.is_contiguous() ? tensor : tensor.contiguous();
+    auto integer = same_width_integer(t.scalar_type());
+    at::Tensor words = integer && !t.is_complex() ? t.view(*integer) : t.view(at::kByte);
+    // Integer sums are exact and do not depend on the order of the reduction.
+    return at::sum(words, at::kLong).item<std::int64_t>();
 }
 
 }  // namespace kbench::worker

@@ -2,13 +2,15 @@
 
 #include <memory>
 
+#include "protocol/sandbox_messages.hpp"
 #include "worker/device.hpp"
 #include "worker/torch_common.hpp"
 
 namespace kbench::worker {
 
-// Memory the judge owns and a sandbox maps: POSIX shared memory on the CPU, a cudaMalloc
-// allocation shared by CUDA IPC handle on a GPU.
+// Memory the judge owns and a sandbox maps: a memfd on the CPU (its descriptor travels on the
+// socket, so there is no name for anyone to guess), a cudaMalloc allocation shared by CUDA IPC
+// handle on a GPU.
 class SharedBuffer : public std::enable_shared_from_this<SharedBuffer> {
   public:
     static std::shared_ptr<SharedBuffer> allocate(std::size_t nbytes, const Device& device);
@@ -18,8 +20,12 @@ class SharedBuffer : public std::enable_shared_from_this<SharedBuffer> {
 
     // A tensor over this buffer; the tensor keeps the buffer alive.
     at::Tensor view(at::IntArrayRef sizes, at::IntArrayRef strides, at::ScalarType dtype);
-    // How a sandbox finds this buffer, with the tensor layout it should see.
-    json descriptor(const at::Tensor& view) const;
+    // How a sandbox finds it. For a memfd, fd_index is where the descriptor goes among the
+    // message's descriptors; fd() is the descriptor to send.
+    protocol::Buffer describe(std::int64_t fd_index) const;
+    int fd() const { return fd_; }
+    std::size_t nbytes() const { return nbytes_; }
+    bool is_cuda() const { return cuda_; }
 
   private:
     SharedBuffer() = default;
@@ -27,8 +33,27 @@ class SharedBuffer : public std::enable_shared_from_this<SharedBuffer> {
     bool cuda_ = false;
     void* data_ = nullptr;
     std::size_t nbytes_ = 0;
-    std::string shm_name_;
+    int fd_ = -1;
     std::string ipc_handle_hex_;
+    at::Device device_{at::kCPU};
+};
+
+// A buffer as a sandbox maps it.
+class MappedBuffer {
+  public:
+    // fd: the memfd's descriptor as received (owned from here on), or -1 for CUDA IPC.
+    MappedBuffer(const protocol::Buffer& buffer, int fd, const Device& device);
+    ~MappedBuffer();
+    MappedBuffer(const MappedBuffer&) = delete;
+    MappedBuffer& operator=(const MappedBuffer&) = delete;
+
+    // A tensor over the mapping; throws if the layout does not fit it.
+    at::Tensor view(const protocol::TensorRef& ref) const;
+
+  private:
+    bool cuda_ = false;
+    void* data_ = nullptr;
+    std::size_t nbytes_ = 0;
     at::Device device_{at::kCPU};
 };
 
@@ -38,10 +63,20 @@ std::vector<std::int64_t> row_major_strides(at::IntArrayRef sizes);
 // Bytes of storage a strided layout touches.
 std::size_t storage_bytes(at::IntArrayRef sizes, at::IntArrayRef strides, at::ScalarType dtype);
 
-// Sandbox side: maps a buffer from its descriptor; the tensor unmaps it when released.
-at::Tensor open_shared_tensor(const json& descriptor, const Device& device);
+// The TensorRef for a view over a slot.
+protocol::TensorRef tensor_ref(std::uint64_t slot, const at::Tensor& view);
 
 // Fills a tensor with a recognisable poison: NaN for floating types, a fixed pattern otherwise.
 void poison(at::Tensor& tensor);
+
+// dst.copy_(src), as a plain memcpy where both are contiguous CPU tensors of one dtype.
+void plain_copy(at::Tensor& dst, const at::Tensor& src);
+
+// Bit-exact copy done by a kernel of the current device (not a copy engine), so that on a GPU it
+// cannot run beside another process's kernels; falls back to copy_ where no integer view exists.
+void exact_copy(at::Tensor& dst, const at::Tensor& src);
+
+// A digest of a tensor's bytes (a sum of its words), enough to see whether it changed.
+std::int64_t digest(const at::Tensor& tensor);
 
 }  // namespace kbench::worker

@@ -1,53 +1,88 @@
 #include "worker/zygote.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <set>
-#include <sstream>
+#include <map>
 
+#include "protocol/zygote_messages.hpp"
 #include "sandbox/framing.hpp"
+#include "sandbox/lockdown.hpp"
+#include "sandbox/memory_cgroup.hpp"
 #include "worker/sandbox_main.hpp"
+#include "worker/signals.hpp"
 #include "worker/torch_common.hpp"
+
+#ifdef KBENCH_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 namespace kbench::worker {
 namespace {
 
+using protocol::FaultKind;
+using protocol::Op;
+
 // Sets variables through os.environ, so that Python code (torch's extension builder among it)
 // sees them as well as C code.
-void apply_environment(const json& env) {
+void apply_environment(const std::map<std::string, std::string>& env) {
     py::object environ = py::module_::import("os").attr("environ");
-    for (const auto& [name, value] : env.items()) environ[py::str(name)] = value.get<std::string>();
+    for (const auto& [name, value] : env) environ[py::str(name)] = value;
 }
 
-[[noreturn]] void run_child(const json& request, int zygote_fd, int control_fd, int output_fd) {
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the zygote
-    ::close(zygote_fd);
-    ::dup2(output_fd, STDOUT_FILENO);
-    ::dup2(output_fd, STDERR_FILENO);
-    ::close(output_fd);
+// What a confined child keeps of kbench's environment: what its tools need to run. Everything
+// else (API keys, tokens, agent sockets, kbench's own settings) is not the candidate's to read.
+bool kept_for_sandbox(const std::string& name) {
+    static const char* exact[] = {"PATH",
+                                  "LD_LIBRARY_PATH",
+                                  "LANG",
+                                  "LANGUAGE",
+                                  "TZ",
+                                  "TERM",
+                                  "CC",
+                                  "CXX",
+                                  "CUDAHOSTCXX",
+                                  "MAX_JOBS",
+                                  "HF_HUB_OFFLINE",
+                                  "TRANSFORMERS_OFFLINE"};
+    static const char* prefixes[] = {"CUDA",      "NVIDIA_", "TORCH_", "TRITON_", "OMP_", "MKL_",
+                                     "OPENBLAS_", "KMP_",    "GOMP_",  "PYTHON",  "LC_",  "NCCL_"};
+    for (const char* e : exact)
+        if (name == e) return true;
+    for (const char* p : prefixes)
+        if (name.rfind(p, 0) == 0) return true;
+    return false;
+}
+
+void scrub_environment() {
+    py::object environ = py::module_::import("os").attr("environ");
+    py::list names = py::list(environ.attr("keys")());
+    for (py::handle name : names)
+        if (!kept_for_sandbox(name.cast<std::string>())) environ.attr("pop")(name, py::none());
+}
+
+// The body of a confined child: its folder, its environment, then its role.
+int run_child(const protocol::ForkRequest& request) {
     rlimit no_core{0, 0};
     ::setrlimit(RLIMIT_CORE, &no_core);
     int code = 3;
     try {
-        std::string cwd = request.value("cwd", std::string());
-        if (!cwd.empty() && ::chdir(cwd.c_str()) != 0)
-            throw std::runtime_error("chdir " + cwd + ": " + std::strerror(errno));
-        apply_environment(request.value("env", json::object()));
-        if (!cwd.empty()) py::module_::import("sys").attr("path").attr("insert")(0, cwd);
-        std::string role = request.value("role", std::string("sandbox"));
-        code = role == "builder"
-                   ? builder_main(control_fd)
-                   : sandbox_main(control_fd, request.value("device", std::string("cpu")));
+        if (!request.cwd.empty() && ::chdir(request.cwd.c_str()) != 0)
+            throw std::runtime_error("chdir " + request.cwd + ": " + std::strerror(errno));
+        scrub_environment();
+        apply_environment(request.env);
+        if (!request.cwd.empty())
+            py::module_::import("sys").attr("path").attr("insert")(0, request.cwd);
+        code = request.role == "builder" ? builder_main(3) : sandbox_main(3);
     } catch (const py::error_already_set& e) {
         std::fprintf(stderr, "kbench sandbox: %s\n", describe_python_error(e).c_str());
     } catch (const std::exception& e) {
@@ -63,112 +98,218 @@ void apply_environment(const json& env) {
     ::_exit(code);
 }
 
-// Sandboxes forked and not yet reaped. Any other child of the zygote is a stray: a process a
-// candidate started and orphaned (the zygote is a child subreaper, so orphans of its sandboxes
-// come to it instead of to init).
-std::set<pid_t> sandboxes;
+// The layers, in the order they are tried off, that might keep CUDA from starting.
+const std::vector<std::string> kCudaSuspects = {
+    "landlock",      "seccomp",           "identity",    "mount_namespace",
+    "pid_namespace", "network_namespace", "capabilities"};
 
-std::vector<pid_t> children_of(pid_t parent) {
-    std::vector<pid_t> out;
-    std::error_code error;
-    for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
-        const std::string name = entry.path().filename().string();
-        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-        std::ifstream in(entry.path() / "stat");
-        std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        auto close = stat.rfind(')');
-        if (close == std::string::npos) continue;
-        std::istringstream fields(stat.substr(close + 1));
-        std::string state;
-        pid_t ppid = 0;
-        if (fields >> state >> ppid && ppid == parent) out.push_back(std::stoi(name));
-    }
-    return out;
-}
+class Zygote {
+  public:
+    Zygote(int fd, std::string device_kind) : fd_(fd), device_kind_(std::move(device_kind)) {}
 
-// Kills and reaps every stray, and the strays' own children as they come to the zygote in turn,
-// so that nothing a candidate started runs on beside the next candidate's timing.
-void kill_strays() {
-    for (int round = 0; round < 64; ++round) {
-        bool found = false;
-        for (pid_t pid : children_of(::getpid())) {
-            if (sandboxes.count(pid)) continue;
-            found = true;
-            ::kill(pid, SIGKILL);
-            while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    int serve() {
+        py::module_ torch = py::module_::import("torch");
+        // Imported here, before any fork: a sandbox whose user cannot read them still has them.
+        for (const char* module : {"torch.utils.cpp_extension", "kbench_worker.extensions",
+                                   "importlib.util", "inspect", "functools"})
+            py::module_::import(module);
+        py::object cuda = torch.attr("version").attr("cuda");
+        protocol::ZygoteHello hello{
+            ::getpid(), py::str(torch.attr("__version__")).cast<std::string>(),
+            cuda.is_none() ? "" : cuda.cast<std::string>(),
+            py::str(py::module_::import("sys").attr("version")).cast<std::string>().substr(0, 16)};
+        sandbox::send_message(fd_, hello.to_json());
+        while (auto message = sandbox::recv_message(fd_)) {
+            json reply;
+            try {
+                Op op = protocol::op_of(message->body);
+                if (op == Op::exit) break;
+                if (op == Op::fork)
+                    reply = protocol::reply_json(
+                        fork(protocol::ForkRequest::from_json(message->body), message->fds));
+                else if (op == Op::reap)
+                    reply =
+                        protocol::reply_json(reap(protocol::ReapRequest::from_json(message->body)));
+                else
+                    throw ProtocolError("a zygote does not serve '" +
+                                        std::string(protocol::to_string(op)) + "'");
+            } catch (const std::exception& e) {
+                reply = protocol::fault_json({FaultKind::harness, e.what(), ""});
             }
+            for (int fd : message->fds)
+                if (fd >= 0) ::close(fd);
+            sandbox::send_message(fd_, reply);
         }
-        if (!found) return;
+        for (auto& [pid, child] : children_) {
+            ::kill(-pid, SIGKILL);
+            sandbox::wait_confined(child.process);
+        }
+        return 0;
     }
-}
 
-json fork_child(const json& request, std::vector<int> fds, int zygote_fd) {
-    if (fds.size() != 2) {
-        for (int fd : fds) ::close(fd);
-        return {{"ok", false}, {"error", "fork needs a control socket and an output pipe"}};
-    }
-    PyOS_BeforeFork();
-    pid_t pid = ::fork();
-    if (pid == 0) {
-        PyOS_AfterFork_Child();
-        run_child(request, zygote_fd, fds[0], fds[1]);
-    }
-    int saved = errno;
-    PyOS_AfterFork_Parent();
-    ::close(fds[0]);
-    ::close(fds[1]);
-    if (pid < 0) return {{"ok", false}, {"error", std::string("fork: ") + std::strerror(saved)}};
-    sandboxes.insert(pid);
-    return {{"ok", true}, {"pid", pid}};
-}
+  private:
+    struct Child {
+        sandbox::ConfinedProcess process;
+        std::string cgroup;
+    };
 
-json reap(const json& request) {
-    pid_t pid = request.at("pid").get<pid_t>();
-    int status = 0;
-    pid_t r;
-    do {
-        r = ::waitpid(pid, &status, 0);
-    } while (r < 0 && errno == EINTR);
-    if (r < 0) return {{"ok", false}, {"error", std::string("waitpid: ") + std::strerror(errno)}};
-    sandboxes.erase(pid);
-    kill_strays();
-    json out = {{"ok", true}, {"exited", bool(WIFEXITED(status))}};
-    out["code"] = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
-    out["signal"] = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-    return out;
-}
+    // Whether CUDA starts under spec; the error when it does not.
+    std::string cuda_starts_under(const sandbox::LockdownSpec& spec) {
+#ifdef KBENCH_WITH_CUDA
+        int out[2];
+        if (::pipe2(out, O_CLOEXEC) != 0) return "pipe failed";
+        int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+        std::fflush(nullptr);
+        sandbox::ConfinedProcess canary;
+        try {
+            canary = sandbox::spawn_confined(spec, {null, out[1], out[1]}, nullptr, [] {
+                cudaError_t e = cudaSetDevice(0);
+                if (e == cudaSuccess) e = cudaFree(nullptr);
+                if (e == cudaSuccess) return 0;
+                std::string text = std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+                (void)!::write(1, text.data(), text.size());
+                return 1;
+            });
+        } catch (const std::exception& e) {
+            ::close(out[0]);
+            ::close(out[1]);
+            ::close(null);
+            return e.what();
+        }
+        ::close(out[1]);
+        ::close(null);
+        std::string text;
+        char buf[512];
+        for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;)
+            text.append(buf, std::size_t(n));
+        ::close(out[0]);
+        sandbox::ConfinedEnd end = sandbox::wait_confined(canary);
+        bool ok = end.body_status_known && WIFEXITED(end.wait_status) &&
+                  WEXITSTATUS(end.wait_status) == 0;
+        return ok ? "" : (text.empty() ? "the CUDA check did not finish" : text);
+#else
+        (void)spec;
+        return "";
+#endif
+    }
+
+    // On a GPU: the layers CUDA cannot start under here, found once, with a CUDA context made in
+    // a confined child under fewer and fewer layers.
+    void find_cuda_unusable_layers(const sandbox::LockdownSpec& spec) {
+        if (cuda_checked_ || device_kind_ != "cuda") return;
+        cuda_checked_ = true;
+        std::string error = cuda_starts_under(spec);
+        if (error.empty()) return;
+        sandbox::LockdownSpec fewer = spec;
+        std::vector<std::string> off;
+        for (const std::string& layer : kCudaSuspects) {
+            if (!fewer.allows(layer)) continue;
+            fewer.disabled.push_back(layer);
+            off.push_back(layer);
+            if (!cuda_starts_under(fewer).empty()) continue;
+            for (const std::string& culprit : off)
+                cuda_unusable_[culprit] =
+                    "CUDA cannot start under it on this machine (" + error + ")";
+            return;
+        }
+        // Not a layer's doing: the device itself fails, and sandboxes will say so.
+    }
+
+    protocol::Forked fork(const protocol::ForkRequest& request, std::vector<int>& fds) {
+        if (fds.size() != 2) throw ProtocolError("fork needs a control socket and an output pipe");
+        sandbox::LockdownSpec spec = request.lockdown;
+        if (request.role == "sandbox" && request.device == "cuda") find_cuda_unusable_layers(spec);
+        std::string off_reason;
+        for (const auto& [layer, why] : cuda_unusable_) {
+            if (!spec.allows(layer)) continue;
+            spec.disabled.push_back(layer);
+            off_reason = why;
+        }
+        if (!off_reason.empty() && spec.disabled_reason.empty()) spec.disabled_reason = off_reason;
+        Child child;
+        if (spec.memory_bytes > 0 && spec.allows("memory_limit")) {
+            child.cgroup = cgroups_.make(spec.memory_bytes);
+            spec.cgroup = child.cgroup;
+            spec.cgroup_missing = cgroups_.missing_reason();
+        } else if (spec.memory_bytes == 0) {
+            spec.cgroup_missing = "no memory limit was asked for";
+        }
+        int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+        PyOS_BeforeFork();
+        std::fflush(nullptr);
+        try {
+            child.process = sandbox::spawn_confined(
+                spec, {null, fds[1], fds[1], fds[0]}, [] { PyOS_AfterFork_Child(); },
+                [&request] { return run_child(request); });
+        } catch (...) {
+            PyOS_AfterFork_Parent();
+            ::close(null);
+            cgroups_.remove(child.cgroup);
+            throw;
+        }
+        PyOS_AfterFork_Parent();
+        ::close(null);
+        protocol::Forked out{child.process.pid, child.process.body_pid, child.process.layers};
+        // A layer dropped because CUDA cannot start under it says so, not "forced off".
+        for (const auto& [layer, why] : cuda_unusable_)
+            if (out.layers.missing.count(layer) &&
+                std::find(request.lockdown.disabled.begin(), request.lockdown.disabled.end(),
+                          layer) == request.lockdown.disabled.end())
+                out.layers.missing[layer] = why;
+        children_[child.process.pid] = std::move(child);
+        return out;
+    }
+
+    protocol::Reaped reap(const protocol::ReapRequest& request) {
+        auto it = children_.find(pid_t(request.pid));
+        if (it == children_.end())
+            throw ProtocolError("no process " + std::to_string(request.pid) + " to reap");
+        sandbox::ConfinedEnd end = sandbox::wait_confined(it->second.process);
+        cgroups_.remove(it->second.cgroup);
+        children_.erase(it);
+        kill_strays();
+        protocol::Reaped r;
+        r.known = end.body_status_known;
+        r.exited = WIFEXITED(end.wait_status);
+        r.code = r.exited ? WEXITSTATUS(end.wait_status) : 0;
+        r.signal = WIFSIGNALED(end.wait_status) ? WTERMSIG(end.wait_status) : 0;
+        r.leftovers = end.leftovers;
+        return r;
+    }
+
+    // The zygote is a child subreaper: whatever escaped a confined process's own clean-up comes
+    // here, and is killed, until nothing comes; the confined processes still in flight stay.
+    void kill_strays() {
+        auto start = std::chrono::steady_clock::now();
+        for (;;) {
+            std::vector<pid_t> strays;
+            for (pid_t pid : sandbox::children_of(::getpid()))
+                if (!children_.count(pid)) strays.push_back(pid);
+            for (pid_t pid : strays) ::kill(pid, SIGKILL);
+            for (pid_t pid : strays)
+                while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+                }
+            if (strays.empty() ||
+                std::chrono::steady_clock::now() - start > std::chrono::seconds(10))
+                return;
+        }
+    }
+
+    int fd_;
+    std::string device_kind_;
+    std::map<pid_t, Child> children_;
+    sandbox::MemoryCgroups cgroups_;
+    bool cuda_checked_ = false;
+    std::map<std::string, std::string> cuda_unusable_;
+};
 
 }  // namespace
 
 int zygote_main(int fd, const std::string& device_kind) {
-    (void)device_kind;
+    sandbox::make_undumpable();
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
-    py::module_ torch = py::module_::import("torch");
-    py::object cuda = torch.attr("version").attr("cuda");
-    // The toolchain that builds candidates: part of every build key.
-    sandbox::send_message(
-        fd,
-        {{"role", "zygote"},
-         {"pid", ::getpid()},
-         {"torch", py::str(torch.attr("__version__")).cast<std::string>()},
-         {"cuda", cuda.is_none() ? "" : cuda.cast<std::string>()},
-         {"python",
-          py::str(py::module_::import("sys").attr("version")).cast<std::string>().substr(0, 16)}});
-    while (auto message = sandbox::recv_message(fd)) {
-        const json& request = message->body;
-        std::string op = request.value("op", std::string());
-        if (op == "exit") break;
-        json reply;
-        if (op == "fork")
-            reply = fork_child(request, std::move(message->fds), fd);
-        else if (op == "reap")
-            reply = reap(request);
-        else
-            reply = {{"ok", false}, {"error", "unknown request " + op}};
-        sandbox::send_message(fd, reply);
-    }
-    kill_strays();
-    return 0;
+    Zygote zygote(fd, device_kind);
+    return zygote.serve();
 }
 
 }  // namespace kbench::worker

@@ -192,8 +192,11 @@ def get_init_inputs():
 
 namespace {
 
-// A candidate that kills kbench itself must not stall every resumed run forever: the run that
-// follows a stop evaluates it alone, and after a second stop it gets a crash verdict.
+// A candidate during which kbench keeps being killed (out of memory, say) must not stall every
+// resumed run forever: the run that follows a stop evaluates it alone, and after a second stop it
+// gets a crash verdict. Confined, a candidate cannot reach kbench at all, so this test opens the
+// two layers that stop it (its own PID namespace, Landlock's signal scope) for the candidate to
+// do the killing itself.
 TEST(Eval, ACandidateThatKeepsKillingTheRunGetsACrashVerdict) {
     fs::path dir = kbench::make_temp_dir("kbench-test-eval-poison-");
     const char* relu =
@@ -233,7 +236,8 @@ class ModelNew(torch.nn.Module):
                 {"code", std::string(honest) + "# another sample\n"}}
                .dump()
         << "\n";
-    std::string command = shell({KBENCH_BINARY, "eval", "--device", "cpu", "--python",
+    std::string command = "KBENCH_SANDBOX_DISABLE=pid_namespace,landlock " +
+                          shell({KBENCH_BINARY, "eval", "--device", "cpu", "--python",
                                  KBENCH_TEST_PYTHON, "--dataset", (dir / "problems.jsonl").string(),
                                  "--candidates", (dir / "candidates.jsonl").string(), "--runs-dir",
                                  (dir / "runs").string(), "--run", "poison", "--no-timing", "-q"});
@@ -271,31 +275,44 @@ TEST(Eval, CpuJudgesShareTheWorkEachOnItsOwnCores) {
     const char* ops[] = {"relu", "sigmoid", "tanh", "neg"};
     for (int p = 0; p < 4; ++p) {
         std::string op = ops[p];
-        std::string code = "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
-                           "        return torch." + op + "(x)\ndef get_inputs():\n"
-                           "    return [torch.randn(64, 64)]\ndef get_init_inputs():\n    return []\n";
-        problems << json{{"code", code}, {"level", 1}, {"name", std::to_string(p + 1) + "_" + op},
-                         {"problem_id", p + 1}}.dump() << "\n";
+        std::string code =
+            "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+            "        return torch." +
+            op +
+            "(x)\ndef get_inputs():\n"
+            "    return [torch.randn(64, 64)]\ndef get_init_inputs():\n    return []\n";
+        problems << json{{"code", code},
+                         {"level", 1},
+                         {"name", std::to_string(p + 1) + "_" + op},
+                         {"problem_id", p + 1}}
+                        .dump()
+                 << "\n";
         for (int s = 0; s < 2; ++s) {
             std::string cand =
                 "import os\nimport torch\nclass ModelNew(torch.nn.Module):\n"
                 "    def forward(self, x):\n"
                 "        n, t = len(os.sched_getaffinity(0)), torch.get_num_threads()\n"
-                "        if n not in (" + std::to_string(share) + ", " + std::to_string(cores - share) +
+                "        if n not in (" +
+                std::to_string(share) + ", " + std::to_string(cores - share) +
                 ") or t != n:\n"
                 "            raise RuntimeError(f'sandbox on {n} cores with {t} threads')\n"
-                "        return torch." + op + "(x)\n# sample " + std::to_string(s) + "\n";
-            candidates << json{{"level", 1}, {"problem_id", p + 1}, {"sample_id", s}, {"code", cand}}.dump()
+                "        return torch." +
+                op + "(x)\n# sample " + std::to_string(s) + "\n";
+            candidates << json{{"level", 1},
+                               {"problem_id", p + 1},
+                               {"sample_id", s},
+                               {"code", cand}}
+                              .dump()
                        << "\n";
         }
     }
     problems.close();
     candidates.close();
-    auto r = kbench::test::run_command(shell(
-        {KBENCH_BINARY, "eval", "--device", "cpu", "--cpu-judges", "2", "--python", KBENCH_TEST_PYTHON,
-         "--dataset", (dir / "problems.jsonl").string(), "--candidates",
-         (dir / "candidates.jsonl").string(), "--runs-dir", (dir / "runs").string(), "--run", "judges",
-         "--no-timing", "-q"}));
+    auto r = kbench::test::run_command(
+        shell({KBENCH_BINARY, "eval", "--device", "cpu", "--cpu-judges", "2", "--python",
+               KBENCH_TEST_PYTHON, "--dataset", (dir / "problems.jsonl").string(), "--candidates",
+               (dir / "candidates.jsonl").string(), "--runs-dir", (dir / "runs").string(), "--run",
+               "judges", "--no-timing", "-q"}));
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
     EXPECT_NE(r.out.find("by device: cpu:0 "), std::string::npos) << r.out;
     std::map<std::string, int> by_judge;
@@ -309,13 +326,14 @@ TEST(Eval, CpuJudgesShareTheWorkEachOnItsOwnCores) {
     EXPECT_GT(by_judge["cpu:0"], 0);
     EXPECT_GT(by_judge["cpu:1"], 0);
 
-    auto too_many = kbench::test::run_command(shell(
-        {KBENCH_BINARY, "eval", "--device", "cpu", "--cpu-judges", std::to_string(cores + 1),
-         "--python", KBENCH_TEST_PYTHON, "--dataset", (dir / "problems.jsonl").string(),
-         "--candidates", (dir / "candidates.jsonl").string(), "--runs-dir", (dir / "runs").string(),
-         "--run", "too-many", "-q"}));
+    auto too_many = kbench::test::run_command(
+        shell({KBENCH_BINARY, "eval", "--device", "cpu", "--cpu-judges", std::to_string(cores + 1),
+               "--python", KBENCH_TEST_PYTHON, "--dataset", (dir / "problems.jsonl").string(),
+               "--candidates", (dir / "candidates.jsonl").string(), "--runs-dir",
+               (dir / "runs").string(), "--run", "too-many", "-q"}));
     EXPECT_NE(too_many.exit_code, 0);
-    EXPECT_NE(too_many.err.find("CPU judges need as many cores"), std::string::npos) << too_many.err;
+    EXPECT_NE(too_many.err.find("CPU judges need as many cores"), std::string::npos)
+        << too_many.err;
     fs::remove_all(dir);
 }
 

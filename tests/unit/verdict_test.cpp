@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 namespace kbench {
 
 TEST(Verdict, JsonFollowsTheSchemaAndRoundTrips) {
@@ -43,6 +46,22 @@ TEST(Verdict, MissingPartsAreNull) {
     EXPECT_TRUE(j["speedup"].is_null());
     EXPECT_TRUE(j["problem"]["level"].is_null());
     EXPECT_EQ(j["status"], "compile_error");
+}
+
+// Differences of a wrong output can be infinite; the verdict survives its own JSON, and the
+// store's, with them.
+TEST(Verdict, NonFiniteNumbersSurviveTheirJson) {
+    Verdict v;
+    v.status = Status::incorrect;
+    v.correctness.max_abs_diff = std::numeric_limits<double>::infinity();
+    v.correctness.max_rel_diff = std::numeric_limits<double>::quiet_NaN();
+    v.speedup = std::numeric_limits<double>::infinity();
+    std::string text = v.to_json().dump();
+    EXPECT_NE(text.find("\"max_abs_diff\":\"inf\""), std::string::npos) << text;
+    Verdict back = Verdict::from_json(json::parse(text));
+    EXPECT_TRUE(std::isinf(back.correctness.max_abs_diff));
+    EXPECT_TRUE(std::isnan(back.correctness.max_rel_diff));
+    EXPECT_TRUE(back.speedup && std::isinf(*back.speedup));
 }
 
 TEST(Status, NamesRoundTrip) {

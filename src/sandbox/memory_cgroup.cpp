@@ -1,0 +1,101 @@
+#include "sandbox/memory_cgroup.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace kbench::sandbox {
+namespace {
+
+bool writable_dir(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+           ::access(path.c_str(), W_OK) == 0;
+}
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+bool write_text(const std::string& path, const std::string& text) {
+    std::ofstream out(path);
+    out << text;
+    out.flush();
+    return bool(out);
+}
+
+}  // namespace
+
+MemoryCgroups::MemoryCgroups() {
+    std::string v1_path, v2_path;
+    std::ifstream cgroup("/proc/self/cgroup");
+    for (std::string line; std::getline(cgroup, line);) {
+        auto first = line.find(':'), second = line.find(':', first + 1);
+        if (first == std::string::npos || second == std::string::npos) continue;
+        std::string controllers = line.substr(first + 1, second - first - 1);
+        std::string path = line.substr(second + 1);
+        if (controllers.empty()) v2_path = path;
+        std::stringstream names(controllers);
+        for (std::string name; std::getline(names, name, ',');)
+            if (name == "memory") v1_path = path;
+    }
+    if (!v1_path.empty()) {
+        std::string dir = "/sys/fs/cgroup/memory" + v1_path;
+        if (writable_dir(dir)) {
+            root_ = dir;
+            return;
+        }
+        missing_ = "the memory cgroup " + dir + " is not writable";
+    }
+    for (const char* mount : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
+        std::string dir = std::string(mount) + v2_path;
+        if (v2_path.empty() || !writable_dir(dir) ||
+            read_text(std::string(mount) + "/cgroup.controllers").empty())
+            continue;
+        std::string subtree = read_text(dir + "/cgroup.subtree_control");
+        if (subtree.find("memory") == std::string::npos &&
+            !write_text(dir + "/cgroup.subtree_control", "+memory")) {
+            missing_ = "the memory controller cannot be enabled below " + dir +
+                       " (cgroup v2 lets no cgroup with processes of its own do that)";
+            continue;
+        }
+        root_ = dir;
+        v2_ = true;
+        return;
+    }
+    if (missing_.empty())
+        missing_ = "no writable memory cgroup (cgroup v1 or v2) for kbench's processes";
+}
+
+std::string MemoryCgroups::make(std::uint64_t limit_bytes) {
+    if (root_.empty()) return {};
+    std::string path =
+        root_ + "/kbench-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++);
+    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+        missing_ = "cannot make " + path + ": " + std::strerror(errno);
+        return {};
+    }
+    std::string limit = std::to_string(limit_bytes);
+    bool ok = v2_ ? write_text(path + "/memory.max", limit) &&
+                        (write_text(path + "/memory.swap.max", "0") || true)
+                  : write_text(path + "/memory.limit_in_bytes", limit);
+    if (!ok) {
+        missing_ = "cannot set the memory limit of " + path;
+        ::rmdir(path.c_str());
+        return {};
+    }
+    return path;
+}
+
+void MemoryCgroups::remove(const std::string& path) {
+    if (!path.empty()) ::rmdir(path.c_str());
+}
+
+}  // namespace kbench::sandbox

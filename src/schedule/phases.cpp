@@ -1,0 +1,208 @@
+#include "schedule/phases.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "schedule/evaluator.hpp"
+#include "schedule/text.hpp"
+#include "score/speedup.hpp"
+
+namespace kbench::schedule {
+namespace {
+
+using protocol::FaultKind;
+
+void detail(PhaseContext& c, const std::string& line) {
+    if (c.detail) c.detail(line);
+}
+
+std::string joined(const std::vector<std::string>& items) {
+    std::string out;
+    for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+    return out;
+}
+
+// Names in after that were not in before.
+std::vector<std::string> added(const std::vector<std::string>& before,
+                               const std::vector<std::string>& after) {
+    std::vector<std::string> out;
+    for (const auto& name : after)
+        if (std::find(before.begin(), before.end(), name) == before.end()) out.push_back(name);
+    return out;
+}
+
+}  // namespace
+
+Decision decide_fault(const protocol::Fault& fault, const std::string& phase_name,
+                      PhaseContext& c) {
+    const std::string phase =
+        fault.where.empty() ? phase_name : phase_name + " (" + fault.where + ")";
+    switch (fault.kind) {
+        case FaultKind::reference:
+            throw ReferenceError(
+                "the reference program failed: " + last_line(fault.message) + "\n" + fault.message,
+                "check the reference file with the same Python and device");
+        case FaultKind::harness:
+        case FaultKind::device:
+            throw InfraError("the judge failed during " + phase + ": " + fault.message);
+        default:
+            break;
+    }
+    Decision d{protocol::status_of(fault.kind), ""};
+    switch (fault.kind) {
+        case FaultKind::candidate_overran:
+            c.sandbox.kill();
+            d.reason = fault.message;  // it names the phase and the limit
+            break;
+        case FaultKind::sandbox_ended: {
+            ConfinedExit e = c.sandbox.finish();  // it is dead or dying: it reports how
+            d.reason = "the sandbox died during " + phase + ": " +
+                       (e.known ? e.status.describe() : std::string("how, is not known"));
+            break;
+        }
+        case FaultKind::protocol_violation:
+        case FaultKind::integrity: {
+            std::string rule = fault.rule.empty() ? "protocol_violation" : fault.rule;
+            c.verdict.integrity.push_back({rule, "reject", fault.message});
+            d.reason = phase + ": " + fault.message;
+            c.sandbox.kill();
+            break;
+        }
+        default:
+            d.reason = phase + ": " + capped(last_line(fault.message), 600);
+            c.sandbox.finish();
+            break;
+    }
+    c.verdict.log = capped(fault.message + "\n" + c.sandbox.output(), 16000);
+    return d;
+}
+
+PhaseOutcome attach_phase(PhaseContext& c, int socket, std::int64_t sandbox_pid) {
+    auto reply = c.judge.attach({sandbox_pid, c.config.limits.load_s}, socket);
+    if (!reply.ok()) return decide_fault(*reply.fault, "start", c);
+    const protocol::Overhead& o = reply.value->overhead;
+    detail(c, "  sandbox attached; a request costs " + std::to_string(int(o.fixed_us)) + " + " +
+                  std::to_string(int(o.per_call_us)) + " us a call (spread " +
+                  std::to_string(int(o.spread_us)) + " us)");
+    return std::nullopt;
+}
+
+PhaseOutcome load_phase(PhaseContext& c, const std::string& candidate_file) {
+    auto reply = c.judge.load({candidate_file, c.config.limits.load_s});
+    if (!reply.ok()) return decide_fault(*reply.fault, "load", c);
+    return std::nullopt;
+}
+
+PhaseOutcome correctness_phase(PhaseContext& c) {
+    auto reply = c.judge.correctness({c.config.limits.correctness_s});
+    if (!reply.ok()) return decide_fault(*reply.fault, "correctness", c);
+    const protocol::CorrectnessChecked& r = *reply.value;
+    c.verdict.correctness.trials = r.trials;
+    c.verdict.correctness.trials_passed = r.trials_passed;
+    c.verdict.correctness.max_abs_diff = r.max_abs_diff;
+    c.verdict.correctness.max_rel_diff = r.max_rel_diff;
+    detail(c, "  correctness: " + std::to_string(r.trials_passed) + "/" + std::to_string(r.trials) +
+                  " trials passed");
+    if (r.trials_passed == r.trials) return std::nullopt;
+    c.sandbox.finish();
+    c.verdict.log = capped(c.sandbox.output(), 16000);
+    return Decision{Status::incorrect, r.failure};
+}
+
+PhaseOutcome timing_phase(PhaseContext& c) {
+    std::vector<std::string> threads_before = c.sandbox.threads();
+    auto reply = c.judge.timing({c.config.timing, c.config.limits.timing_s});
+    if (!reply.ok()) return decide_fault(*reply.fault, "timing", c);
+    const protocol::CandidateTimed& r = *reply.value;
+    if (!r.failure.empty()) {
+        c.sandbox.finish();
+        c.verdict.log = capped(c.sandbox.output(), 16000);
+        return Decision{Status::incorrect, r.failure + " (outputs of timed calls are checked too)"};
+    }
+    c.verdict.timing = r.measured.summary();
+    c.candidate_samples = r.measured.samples_us;
+    for (const Finding& f : r.findings) c.verdict.integrity.push_back(f);
+    std::vector<std::string> threads = added(threads_before, c.sandbox.threads());
+    if (!threads.empty())
+        c.verdict.integrity.push_back(
+            {"threads_started", "warn",
+             "threads the candidate started while it was timed: " + joined(threads)});
+    std::vector<std::string> processes = c.sandbox.processes();
+    if (!processes.empty())
+        c.verdict.integrity.push_back(
+            {"processes_started", "warn",
+             "processes the candidate started that still ran after timing: " + joined(processes)});
+    detail(c, "  timed: median " + std::to_string(int(c.verdict.timing->median_us)) +
+                  " us, n=" + std::to_string(c.verdict.timing->n) + ", " +
+                  std::to_string(r.checked_calls) + " timed call(s) checked");
+    return std::nullopt;
+}
+
+PhaseOutcome finish_phase(PhaseContext& c) {
+    auto reply = c.judge.detach();
+    if (!reply.ok()) return decide_fault(*reply.fault, "the end of the evaluation", c);
+    ConfinedExit e = c.sandbox.finish();
+    if (!e.leftovers.empty())
+        c.verdict.integrity.push_back(
+            {"processes_left_behind", "warn",
+             "processes still running when the candidate's process ended (killed): " +
+                 joined(e.leftovers)});
+    return std::nullopt;
+}
+
+PhaseOutcome baseline_phase(PhaseContext& c) {
+    auto reply = c.judge.baseline({c.config.timing}, std::max(120.0, 2 * c.config.limits.timing_s));
+    if (!reply.ok()) return decide_fault(*reply.fault, "baseline", c);
+    const protocol::Measured& base = reply.value->measured;
+    c.verdict.baseline = base.summary();
+    const TimingResult& mine = *c.verdict.timing;
+    auto statistic = mine.statistic == "mean" ? score::Statistic::mean : score::Statistic::median;
+    // The candidate's samples are the summary's source; the judge sent them with it.
+    auto estimate = score::estimate_speedup(base.samples_us, c.candidate_samples, statistic);
+    c.verdict.speedup = estimate.speedup;
+    c.verdict.speedup_ci95 = {estimate.ci_lo, estimate.ci_hi};
+    return Decision{Status::correct, ""};
+}
+
+void run_pipeline(PhaseContext& c, int socket, std::int64_t sandbox_pid,
+                  const std::string& candidate_file) {
+    Verdict& v = c.verdict;
+    auto decided = [&](PhaseOutcome outcome) {
+        if (!outcome) return false;
+        v.status = outcome->status;
+        v.reason = outcome->reason;
+        return true;
+    };
+    auto timed = [&](const char* phase, auto&& run) {
+        auto start = sandbox::Clock::now();
+        bool decision = decided(run());
+        v.phases_s[phase] = seconds_since(start);
+        return decision;
+    };
+    bool ended = timed("load",
+                       [&] {
+                           PhaseOutcome o = attach_phase(c, socket, sandbox_pid);
+                           return o ? o : load_phase(c, candidate_file);
+                       }) ||
+                 timed("correctness", [&] { return correctness_phase(c); });
+    if (!ended && !c.config.measure) {
+        if (!decided(finish_phase(c))) v.status = Status::correct;
+        return;
+    }
+    if (!ended)
+        ended = timed("timing",
+                      [&] {
+                          PhaseOutcome o = timing_phase(c);
+                          return o ? o : finish_phase(c);
+                      }) ||
+                timed("baseline", [&] { return baseline_phase(c); });
+    if (v.status != Status::correct) {
+        // The judge lets go of the sandbox, whatever state the phase left it in.
+        try {
+            c.judge.detach();
+        } catch (const InfraError&) {
+        }
+    }
+}
+
+}  // namespace kbench::schedule

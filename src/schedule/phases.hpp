@@ -1,0 +1,52 @@
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/verdict.hpp"
+#include "schedule/judge_client.hpp"
+
+namespace kbench::schedule {
+
+// One candidate's evaluation after its build, as a pipeline of phases. Each phase asks the judge
+// for one thing and either lets the evaluation go on (nullopt) or decides the verdict.
+struct PhaseContext {
+    const CheckConfig& config;
+    JudgeClient& judge;
+    SandboxHandle& sandbox;
+    Verdict& verdict;
+    std::function<void(const std::string&)> detail;  // a progress line (may be empty)
+    std::vector<double> candidate_samples = {};      // the timing phase's, for the speedup
+};
+
+struct Decision {
+    Status status = Status::infra_error;
+    std::string reason;
+};
+using PhaseOutcome = std::optional<Decision>;
+
+// The one place a fault becomes a decision: its status (protocol::status_of), its reason, a
+// rejecting finding for integrity faults, the candidate's output as the log. Faults that are not
+// the candidate's throw: ReferenceError for the reference, InfraError for kbench's own.
+Decision decide_fault(const protocol::Fault& fault, const std::string& phase, PhaseContext& c);
+
+// The sandbox is handed to the judge, which measures the protocol's cost with it.
+PhaseOutcome attach_phase(PhaseContext& c, int socket, std::int64_t sandbox_pid);
+PhaseOutcome load_phase(PhaseContext& c, const std::string& candidate_file);
+PhaseOutcome correctness_phase(PhaseContext& c);
+// Times the candidate (verdict.timing, findings); the threads and processes it started while
+// timed are named.
+PhaseOutcome timing_phase(PhaseContext& c);
+// Ends the sandbox (everything it started goes with it) before anything else is timed.
+PhaseOutcome finish_phase(PhaseContext& c);
+// The reference, timed in the judge: verdict.baseline and the speedup; decides correct.
+PhaseOutcome baseline_phase(PhaseContext& c);
+
+// The phases in order, until one decides: the verdict's status, reason and phase times.
+void run_pipeline(PhaseContext& c, int socket, std::int64_t sandbox_pid,
+                  const std::string& candidate_file);
+
+}  // namespace kbench::schedule

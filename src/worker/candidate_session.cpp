@@ -1,0 +1,318 @@
+#include "worker/candidate_session.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "worker/python_program.hpp"
+#include "worker/signals.hpp"
+#include "worker/timing/remote_measurement.hpp"
+
+namespace kbench::worker {
+namespace {
+
+using protocol::FaultError;
+using protocol::FaultKind;
+
+// The share of timed calls whose outputs are compared with the reference, chosen in secret.
+constexpr double kCheckedShare = 0.2;
+
+// A timed call whose output the judge compared and found wrong.
+struct CheckedCallFailed {
+    std::string reason;
+};
+
+}  // namespace
+
+// The timed requests of one measurement: fresh inputs for every call (strict), a secret share
+// of them checked against the reference, every output plain.
+class TimedCalls : public timing::RemoteCalls {
+  public:
+    explicit TimedCalls(CandidateSession& s) : s_(s) {}
+
+    timing::RequestRecord run(std::size_t first, int count) override {
+        ReferenceProblem& p = s_.p_;
+        last_.clear();
+        std::vector<Exchange::Call> calls;
+        for (int i = 0; i < count; ++i) {
+            std::size_t index = first + std::size_t(i);
+            Pending pending;
+            pending.index = index;
+            if (p.strict) {
+                pending.fresh = make_call_inputs(p, s_.keys_.seed("timed", index), s_.device_);
+                pending.checked = s_.keys_.uniform("check", index) < kCheckedShare;
+            } else {
+                pending.inputs = &public_call(p, p.seed, s_.device_).first;
+            }
+            last_.push_back(std::move(pending));
+        }
+        for (Pending& pending : last_) {
+            if (p.strict) pending.inputs = &pending.fresh;  // now that last_ holds them for good
+            calls.push_back({pending.inputs, s_.p_.outputs});
+        }
+        s_.exchange_.set_where(count == 1 ? "timed call " + std::to_string(first)
+                                          : "timed calls " + std::to_string(first) + "-" +
+                                                std::to_string(first + std::size_t(count) - 1));
+        Exchange::Outcome outcome = s_.exchange_.run(calls, true, false, false);
+        check_signals(s_.sandbox_pid_);
+        claims_ = outcome.done.results;
+        timing::RequestRecord record;
+        record.wall_us = outcome.wall_us;
+        for (int i = 0; i < count; ++i) {
+            const protocol::CallResult& claims = outcome.done.results[std::size_t(i)];
+            if (p.strict) refuse_lazy(claims, last_[std::size_t(i)].index);
+            record.event_us.push_back(claims.event_us);
+            record.host_us.push_back(claims.host_us);
+        }
+        for (std::size_t i = 0; i < last_.size(); ++i)
+            if (last_[i].checked) check(i);
+        return record;
+    }
+
+    bool has_stream_clock() const override { return s_.device_.is_cuda(); }
+
+    // Checks the last request's calls, when no call was checked at all.
+    void check_last() {
+        for (std::size_t i = 0; i < last_.size(); ++i) check(i);
+    }
+
+    std::uint64_t checked() const { return checked_; }
+
+  private:
+    struct Pending {
+        std::size_t index = 0;
+        CallInputs fresh;
+        const CallInputs* inputs = nullptr;
+        bool checked = false;
+    };
+
+    void refuse_lazy(const protocol::CallResult& claims, std::size_t index) {
+        std::string what;
+        if (claims.kind != "tensor" && !claims.plain) what = "a " + claims.kind;
+        for (const auto& o : claims.outputs)
+            if (what.empty() && o.is_tensor && !o.plain) what = "a " + o.type;
+        if (what.empty()) return;
+        throw FaultError(FaultKind::integrity,
+                         "timed call " + std::to_string(index) + " returned " + what +
+                             ", not plain tensors: whatever such an object does when it is read "
+                             "runs outside the timed call",
+                         "not_plain_output", s_.exchange_.where());
+    }
+
+    void check(std::size_t position) {
+        Pending& pending = last_[position];
+        ReferenceOutput reference = run_reference(s_.p_, *pending.inputs, s_.device_);
+        ++checked_;
+        // The claims were read with the reply; the judge compares its own copy of the outputs.
+        std::string failure =
+            s_.check_call(position, *pending.inputs, reference, claims_of(position),
+                          "timed call " + std::to_string(pending.index));
+        if (!failure.empty()) throw CheckedCallFailed{failure};
+    }
+
+    const protocol::CallResult& claims_of(std::size_t position) const {
+        return claims_.at(position);
+    }
+
+    CandidateSession& s_;
+    std::vector<Pending> last_;
+    std::vector<protocol::CallResult> claims_;  // the last request's
+    std::uint64_t checked_ = 0;
+};
+
+CandidateSession::CandidateSession(ReferenceProblem& problem, const Device& device, int fd,
+                                   pid_t sandbox_pid)
+    : p_(problem),
+      device_(device),
+      exchange_(fd, device, sandbox_pid),
+      keys_(KeyedSeeds::fresh()),
+      sandbox_pid_(sandbox_pid) {}
+
+std::size_t CandidateSession::memory_budget() const {
+    return device_.memory_bytes() / 8;
+}
+
+std::vector<OutputShape> CandidateSession::output_shapes(const ReferenceOutput& reference) const {
+    std::vector<OutputShape> shapes;
+    for (const at::Tensor& t : reference.outputs)
+        shapes.push_back({to_vector(t.sizes()), t.scalar_type()});
+    return shapes;
+}
+
+protocol::SandboxAttached CandidateSession::attach(double limit_s) {
+    exchange_.set_deadline(limit_s, "starting the sandbox");
+    exchange_.hello();
+    protocol::AttachSandbox request{device_.is_cuda() ? "cuda" : "cpu", 2 * device_.cache_bytes(),
+                                    device_.is_cuda() ? 0.5 : 0.0};
+    exchange_.request<protocol::Empty>(request);
+    // The protocol's own cost, measured while no code of the candidate's exists in the sandbox.
+    const auto& base = public_call(p_, p_.seed, device_);
+    Exchange::Call one{&base.first, output_shapes(base.second)};
+    // What a request costs besides its calls: its wall time less what the empty calls took.
+    auto overhead_of = [&](const Exchange::Outcome& outcome) {
+        double calls = 0;
+        for (const auto& r : outcome.done.results)
+            calls += timing::call_sample(r.event_us, r.host_us, device_.is_cuda()).us;
+        return std::max(0.0, outcome.wall_us - calls);
+    };
+    std::vector<double> one_us, many_us;
+    for (int i = 0; i < 12; ++i) {
+        auto outcome = exchange_.run({one}, true, false, true);
+        if (i >= 2) one_us.push_back(overhead_of(outcome));
+    }
+    constexpr int kMany = 4;
+    std::size_t call_bytes = std::max<std::size_t>(p_.trial_bytes, 1);
+    // On a CPU the cache flush between calls costs more than the calls it would batch, so each
+    // request is one call there.
+    bool batches = device_.is_cuda() && kMany * call_bytes <= memory_budget();
+    if (batches) {
+        std::vector<Exchange::Call> many(kMany, one);
+        for (int i = 0; i < 8; ++i) {
+            auto outcome = exchange_.run(many, true, false, true);
+            if (i >= 2) many_us.push_back(overhead_of(outcome));
+        }
+    }
+    exchange_.check_outputs_unchanged();
+    overhead_ = timing::fit_overhead(one_us, many_us, batches ? kMany : 0);
+    max_batch_ = batches ? int(std::clamp<std::size_t>(memory_budget() / call_bytes, 1, 64)) : 1;
+    return {{overhead_.fixed_us, overhead_.per_call_us, overhead_.spread_us}};
+}
+
+void CandidateSession::load(const protocol::LoadRequest& request) {
+    exchange_.set_deadline(request.limit_s, "load");
+    protocol::LoadCandidate load;
+    load.candidate_file = request.candidate_file;
+    load.seed = p_.seed;
+    load.precision = p_.precision;
+    std::vector<int> fds;
+    std::vector<std::shared_ptr<SharedBuffer>> keep;
+    for (py::handle value : p_.init_values) {
+        protocol::Argument arg;
+        if (is_tensor(value)) {
+            at::Tensor t = THPVariable_Unpack(value.ptr()).contiguous();
+            auto buffer = SharedBuffer::allocate(t.nbytes(), device_);
+            at::Tensor view = buffer->view(t.sizes(), t.strides(), t.scalar_type());
+            view.copy_(t);
+            std::uint64_t id = 1'000'000 + keep.size();
+            load.slots.push_back(
+                {id, buffer->describe(buffer->is_cuda() ? -1 : std::int64_t(fds.size()))});
+            if (!buffer->is_cuda()) fds.push_back(buffer->fd());
+            arg.is_tensor = true;
+            arg.tensor = tensor_ref(id, view);
+            keep.push_back(buffer);
+        } else {
+            arg.value = value_to_json(value);
+        }
+        load.init_args.push_back(arg);
+    }
+    device_.synchronize();
+    exchange_.request<protocol::Empty>(load, fds);
+    check_signals(sandbox_pid_);
+}
+
+std::string CandidateSession::check_call(std::size_t position, const CallInputs& inputs,
+                                         const ReferenceOutput& reference,
+                                         const protocol::CallResult& claims,
+                                         const std::string& where, CompareResult* stats) {
+    device_.synchronize();
+    CompareResult r =
+        compare_outputs(reference.outputs, exchange_.outputs(position), claims, p_.spec, where);
+    if (r.ok && p_.strict) {
+        if (auto failure = check_inputs_unchanged(inputs.tensors, exchange_.inputs_now(position),
+                                                  reference.modifies, where)) {
+            r.ok = false;
+            r.reason = *failure;
+        }
+    }
+    if (stats) *stats = r;
+    return r.ok ? std::string() : r.reason;
+}
+
+protocol::CorrectnessChecked CandidateSession::correctness(
+    const protocol::CorrectnessRequest& request) {
+    exchange_.set_deadline(request.limit_s, "correctness");
+    protocol::CorrectnessChecked out;
+    out.trials = p_.trials;
+    for (int t = 0; t < p_.trials; ++t) {
+        CallInputs fresh;
+        ReferenceOutput fresh_reference;
+        const CallInputs* inputs = &fresh;
+        const ReferenceOutput* reference = &fresh_reference;
+        if (p_.strict) {
+            // Seeds drawn with this candidate's key: no candidate can prepare for them.
+            fresh = make_call_inputs(p_, keys_.seed("trial", std::uint64_t(t)), device_);
+            fresh_reference = run_reference(p_, fresh, device_);
+        } else {
+            const auto& kb = public_call(p_, p_.public_trial_seeds[std::size_t(t)], device_);
+            inputs = &kb.first;
+            reference = &kb.second;
+        }
+        exchange_.set_where("trial " + std::to_string(t));
+        auto outcome =
+            exchange_.run({{inputs, output_shapes(*reference)}}, false, p_.strict, false);
+        check_signals(sandbox_pid_);
+        CompareResult stats;
+        std::string failure = check_call(0, *inputs, *reference, outcome.done.results[0],
+                                         "trial " + std::to_string(t), &stats);
+        out.max_abs_diff = std::max(out.max_abs_diff, stats.max_abs_diff);
+        out.max_rel_diff = std::max(out.max_rel_diff, stats.max_rel_diff);
+        if (failure.empty())
+            ++out.trials_passed;
+        else if (out.failure.empty())
+            out.failure = failure;
+    }
+    exchange_.check_outputs_unchanged();
+    return out;
+}
+
+protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest& request) {
+    exchange_.set_deadline(request.limit_s, "timing");
+    protocol::CandidateTimed out;
+    TimedCalls calls(*this);
+    // A request spans about a millisecond on a GPU (two on a CPU, whose clock is coarser
+    // against the protocol's own cost), so that the clock check is tight.
+    double target_us = device_.is_cuda() ? 1000 : 2000;
+    timing::RemoteMeasurement measured;
+    try {
+        measured = timing::measure_remote(calls, request.timing, overhead_, max_batch_, target_us);
+        if (std::getenv("KBENCH_DEBUG_CLOCK"))
+            std::fprintf(stderr, "kbench judge: overhead %.1f + %.1f us/call, spread %.1f us; %s\n",
+                         overhead_.fixed_us, overhead_.per_call_us, overhead_.spread_us,
+                         measured.clock.detail.c_str());
+        exchange_.check_outputs_unchanged();
+        if (p_.strict && calls.checked() == 0) calls.check_last();
+    } catch (const CheckedCallFailed& failed) {
+        out.failure = failed.reason;
+        out.checked_calls = calls.checked();
+        return out;
+    }
+    out.checked_calls = calls.checked();
+    const timing::Measurement& m = measured.measurement;
+    out.measured = {m.samples_us, m.converged, m.warmup_calls, m.calls, m.outside_stream_samples,
+                    m.statistic};
+    if (m.outside_stream_samples > 0)
+        out.findings.push_back(
+            {"work_outside_stream", "warn",
+             std::to_string(m.outside_stream_samples) + " of " +
+                 std::to_string(m.samples_us.size()) +
+                 " samples: the device was busy after the launch stream's end event; those "
+                 "samples use the host clock across a device-wide synchronisation"});
+    if (measured.clock.refuted) {
+        if (p_.strict)
+            throw FaultError(FaultKind::integrity, measured.clock.detail,
+                             "claimed_time_below_clock");
+        out.findings.push_back({"claimed_time_below_clock", "warn",
+                                measured.clock.detail + "; its samples come from that clock"});
+    } else if (measured.clock.uncovered > 0 &&
+               measured.clock.uncovered * 10 > measured.clock.requests) {
+        out.findings.push_back({"claimed_time_below_clock", "warn",
+                                measured.clock.detail + "; those samples come from that clock"});
+    }
+    return out;
+}
+
+void CandidateSession::detach() {
+    exchange_.send_exit();
+}
+
+}  // namespace kbench::worker

@@ -1,0 +1,52 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+
+#include "core/keyed_seeds.hpp"
+#include "protocol/judge_messages.hpp"
+#include "worker/exchange.hpp"
+#include "worker/reference_problem.hpp"
+#include "worker/timing/trusted_clock.hpp"
+
+namespace kbench::worker {
+
+// The judge's evaluation of one candidate in one sandbox: what to hand over, what to take back,
+// on which clock. Every input comes from a seed drawn with a key that exists only here (strict
+// mode), so nothing the candidate sees predicts what comes next.
+class CandidateSession {
+  public:
+    CandidateSession(ReferenceProblem& problem, const Device& device, int fd, pid_t sandbox_pid);
+
+    // The sandbox's hello, its device, and the protocol's own cost measured with null requests,
+    // before the candidate's code is loaded.
+    protocol::SandboxAttached attach(double limit_s);
+    void load(const protocol::LoadRequest& request);
+    protocol::CorrectnessChecked correctness(const protocol::CorrectnessRequest& request);
+    protocol::CandidateTimed timing(const protocol::TimingRequest& request);
+    void detach();
+
+    pid_t sandbox_pid() const { return sandbox_pid_; }
+
+  private:
+    friend class TimedCalls;
+
+    std::vector<OutputShape> output_shapes(const ReferenceOutput& reference) const;
+    // Compares call `position` of the last request with the reference; the failure, if any.
+    std::string check_call(std::size_t position, const CallInputs& inputs,
+                           const ReferenceOutput& reference, const protocol::CallResult& claims,
+                           const std::string& where, CompareResult* stats = nullptr);
+    std::size_t memory_budget() const;
+
+    ReferenceProblem& p_;
+    const Device& device_;
+    Exchange exchange_;
+    KeyedSeeds keys_;
+    pid_t sandbox_pid_;
+    timing::RequestOverhead overhead_;
+    int max_batch_ = 1;
+};
+
+}  // namespace kbench::worker

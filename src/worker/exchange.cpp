@@ -1,0 +1,333 @@
+#include "worker/exchange.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/error.hpp"
+#include "core/keyed_seeds.hpp"
+#include "protocol/fault.hpp"
+#include "worker/python_program.hpp"
+#include "worker/signals.hpp"
+
+namespace kbench::worker {
+namespace {
+
+using protocol::FaultError;
+using protocol::FaultKind;
+
+int millis_until(Clock::time_point deadline) {
+    if (deadline == Clock::time_point::max()) return -1;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    return int(std::clamp<long long>(left.count(), 0, 1000LL * 3600));
+}
+
+double micros_between(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::micro>(b - a).count();
+}
+
+}  // namespace
+
+Exchange::Exchange(int fd, const Device& device, pid_t sandbox_pid)
+    : fd_(fd), device_(device), sandbox_pid_(sandbox_pid) {
+    int flags = ::fcntl(fd_, F_GETFL, 0);
+    ::fcntl(fd_, F_SETFL, flags | O_NONBLOCK);
+}
+
+Exchange::~Exchange() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+void Exchange::set_deadline(double seconds, const std::string& phase) {
+    limit_s_ = seconds;
+    phase_ = phase;
+    where_.clear();
+    deadline_ = Clock::now() + std::chrono::milliseconds(long(seconds * 1000));
+}
+
+void Exchange::ended(const std::string& what) {
+    throw FaultError(FaultKind::sandbox_ended, "the sandbox ended" + what, "", where_);
+}
+
+std::string Exchange::overran() const {
+    std::string at = where_.empty() ? phase_ : phase_ + " (" + where_ + ")";
+    return at + " did not finish within " + std::to_string(int(limit_s_)) + " s";
+}
+
+void Exchange::send(const json& message, const std::vector<int>& fds) {
+    std::string frame = sandbox::encode_frame(message);
+    std::size_t done = 0;
+    bool fds_sent = fds.empty();
+    while (done < frame.size()) {
+        iovec iov{frame.data() + done, frame.size() - done};
+        msghdr msg{};
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        std::vector<char> control;
+        if (!fds_sent) {
+            control.resize(CMSG_SPACE(sizeof(int) * fds.size()));
+            msg.msg_control = control.data();
+            msg.msg_controllen = control.size();
+            cmsghdr* c = CMSG_FIRSTHDR(&msg);
+            c->cmsg_level = SOL_SOCKET;
+            c->cmsg_type = SCM_RIGHTS;
+            c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+            std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+        }
+        ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            pollfd p{fd_, POLLOUT, 0};
+            int ready = ::poll(&p, 1, millis_until(deadline_));
+            if (ready == 0)
+                throw FaultError(FaultKind::candidate_overran,
+                                 overran() + " (the sandbox stopped reading)", "", where_);
+            continue;
+        }
+        if (n < 0) ended(" (" + std::string(std::strerror(errno)) + ")");
+        fds_sent = true;
+        done += std::size_t(n);
+    }
+}
+
+json Exchange::receive() {
+    for (;;) {
+        try {
+            if (auto body = reader_.next()) return *body;
+        } catch (const ProtocolError& e) {
+            throw FaultError(
+                FaultKind::protocol_violation,
+                "protocol violation: the sandbox sent a reply that is not kbench's protocol: " +
+                    std::string(e.what()),
+                "protocol_violation", where_);
+        }
+        pollfd p{fd_, POLLIN, 0};
+        int ready = ::poll(&p, 1, millis_until(deadline_));
+        if (ready < 0 && errno == EINTR) {
+            check_signals(sandbox_pid_);
+            continue;
+        }
+        if (ready == 0) throw FaultError(FaultKind::candidate_overran, overran(), "", where_);
+        char buffer[1 << 16];
+        ssize_t n = ::read(fd_, buffer, sizeof buffer);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (n <= 0) ended("");
+        reader_.feed(buffer, std::size_t(n));
+    }
+}
+
+protocol::SandboxHello Exchange::hello() {
+    json message = receive();
+    try {
+        return protocol::SandboxHello::from_json(message);
+    } catch (const ProtocolError& e) {
+        throw FaultError(FaultKind::protocol_violation,
+                         "protocol violation: the sandbox's first message is not its hello: " +
+                             std::string(e.what()),
+                         "protocol_violation", where_);
+    }
+}
+
+void Exchange::refuse_early_data() {
+    if (reader_.has_partial())
+        throw FaultError(FaultKind::protocol_violation,
+                         "protocol violation: the sandbox sent a message it was not asked for",
+                         "protocol_violation", where_);
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, 0) <= 0) return;
+    char byte;
+    ssize_t n = ::recv(fd_, &byte, 1, MSG_PEEK);
+    if (n == 0) ended("");
+    if (n > 0)
+        throw FaultError(FaultKind::protocol_violation,
+                         "protocol violation: the sandbox sent a message before it was asked (a "
+                         "reply made up ahead of its request)",
+                         "protocol_violation", where_);
+}
+
+std::uint64_t Exchange::add_slot(const std::shared_ptr<SharedBuffer>& buffer,
+                                 protocol::CallBatch& batch, std::vector<int>& fds) {
+    std::uint64_t id = next_slot_++;
+    std::int64_t fd_index = -1;
+    if (!buffer->is_cuda()) {
+        fd_index = std::int64_t(fds.size());
+        fds.push_back(buffer->fd());
+    }
+    batch.new_slots.push_back({id, buffer->describe(fd_index)});
+    return id;
+}
+
+void Exchange::ensure_outputs(Position& pos, const std::vector<OutputShape>& shapes,
+                              protocol::CallBatch& batch, std::vector<int>& fds) {
+    bool same = pos.output_views.size() == shapes.size();
+    for (std::size_t i = 0; same && i < shapes.size(); ++i)
+        same = to_vector(pos.output_views[i].sizes()) == shapes[i].sizes &&
+               pos.output_views[i].scalar_type() == shapes[i].dtype;
+    if (same) return;
+    for (std::uint64_t id : pos.output_ids) retired_.push_back(id);
+    pos.output_ids.clear();
+    pos.output_buffers.clear();
+    pos.output_views.clear();
+    pos.digests.clear();
+    for (const OutputShape& shape : shapes) {
+        auto strides = row_major_strides(shape.sizes);
+        auto buffer =
+            SharedBuffer::allocate(storage_bytes(shape.sizes, strides, shape.dtype), device_);
+        pos.output_views.push_back(buffer->view(shape.sizes, strides, shape.dtype));
+        pos.output_ids.push_back(add_slot(buffer, batch, fds));
+        pos.output_buffers.push_back(buffer);
+    }
+}
+
+protocol::CallSpec Exchange::hand_over(Position& pos, const CallInputs& inputs,
+                                       protocol::CallBatch& batch, std::vector<int>& fds) {
+    protocol::CallSpec spec;
+    pos.input_views.assign(inputs.tensors.size(), at::Tensor());
+    if (pos.input_buffers.size() < inputs.tensors.size()) {
+        pos.input_buffers.resize(inputs.tensors.size());
+        pos.input_ids.resize(inputs.tensors.size());
+    }
+    for (std::size_t j = 0; j < inputs.values.size(); ++j) {
+        protocol::Argument arg;
+        const at::Tensor& source = inputs.tensors[j];
+        if (!source.defined()) {
+            arg.value = value_to_json(inputs.values[j]);
+            spec.args.push_back(arg);
+            continue;
+        }
+        at::Tensor layout = source.is_non_overlapping_and_dense() ? source : source.contiguous();
+        std::size_t bytes = storage_bytes(layout.sizes(), layout.strides(), layout.scalar_type());
+        std::uint64_t id = 0;
+        std::shared_ptr<SharedBuffer> buffer;
+        if (device_.is_cuda()) {
+            // Reused: written only after the clock has started (see run).
+            buffer = pos.input_buffers[j];
+            if (!buffer || buffer->nbytes() < bytes) {
+                if (buffer) retired_.push_back(pos.input_ids[j]);
+                buffer = SharedBuffer::allocate(bytes, device_);
+                pos.input_buffers[j] = buffer;
+                pos.input_ids[j] = add_slot(buffer, batch, fds);
+            }
+            id = pos.input_ids[j];
+        } else {
+            // A memfd of its own, filled now: the sandbox gets it with the request.
+            buffer = SharedBuffer::allocate(bytes, device_);
+            id = add_slot(buffer, batch, fds);
+            retired_.push_back(id);
+            cpu_inputs_.push_back(buffer);
+        }
+        at::Tensor view = buffer->view(layout.sizes(), layout.strides(), layout.scalar_type());
+        if (!device_.is_cuda()) plain_copy(view, source);
+        pos.input_views[j] = view;
+        arg.is_tensor = true;
+        arg.tensor = tensor_ref(id, view);
+        spec.args.push_back(arg);
+    }
+    for (std::size_t i = 0; i < pos.output_views.size(); ++i)
+        spec.outputs.push_back(tensor_ref(pos.output_ids[i], pos.output_views[i]));
+    return spec;
+}
+
+void Exchange::check_outputs_unchanged() {
+    for (std::size_t p = 0; p < positions_.size(); ++p) {
+        Position& pos = positions_[p];
+        for (std::size_t i = 0; i < pos.digests.size(); ++i) {
+            if (digest(pos.output_views[i]) == pos.digests[i]) continue;
+            throw FaultError(FaultKind::integrity,
+                             "output " + std::to_string(i) +
+                                 " changed after the sandbox had replied: the candidate's work "
+                                 "went on after its call returned",
+                             "output_written_after_reply", where_);
+        }
+        pos.digests.clear();
+    }
+}
+
+Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool poison_allocator,
+                                bool null_model) {
+    check_outputs_unchanged();
+    refuse_early_data();
+    if (!flush_.defined())
+        flush_ = at::empty({std::int64_t(std::max<std::size_t>(2 * device_.cache_bytes(), 1))},
+                           at::TensorOptions().dtype(at::kByte).device(device_.torch_device()));
+    cpu_inputs_.clear();  // the last request's memfds: the sandbox was told to drop them
+    protocol::CallBatch batch;
+    // Unpredictable, so that no reply can be written before its request exists.
+    std::string random = random_bytes(8);
+    std::memcpy(&batch.nonce, random.data(), sizeof batch.nonce);
+    batch.nonce >>= 1;
+    ++nonce_;
+    batch.timed = timed;
+    batch.poison = poison_allocator;
+    batch.null_model = null_model;
+    batch.drop_slots = std::move(retired_);
+    retired_.clear();
+    std::vector<int> fds;
+    if (positions_.size() < calls.size()) positions_.resize(calls.size());
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+        Position& pos = positions_[i];
+        ensure_outputs(pos, calls[i].outputs, batch, fds);
+        for (at::Tensor& out : pos.output_views) poison(out);
+        batch.calls.push_back(hand_over(pos, *calls[i].inputs, batch, fds));
+    }
+    // On a CPU the inputs are in memfds nobody else has yet: the cache is flushed of them now.
+    if (timed && !device_.is_cuda())
+        std::memset(flush_.data_ptr(), int(nonce_ & 0xff), std::size_t(flush_.nbytes()));
+    device_.synchronize();
+
+    // The clock starts before the inputs reach anything the sandbox can see. On a GPU they are
+    // copied into the shared buffers now, and the cache flushed after.
+    auto t0 = Clock::now();
+    if (device_.is_cuda()) {
+        for (std::size_t i = 0; i < calls.size(); ++i)
+            for (std::size_t j = 0; j < positions_[i].input_views.size(); ++j)
+                if (positions_[i].input_views[j].defined())
+                    exact_copy(positions_[i].input_views[j], calls[i].inputs->tensors[j]);
+        if (timed) flush_.fill_(std::uint8_t(nonce_ & 0xff));
+    }
+    device_.synchronize();
+    send(protocol::request_json(batch), fds);
+    Outcome outcome;
+    outcome.done = decode<protocol::CallsDone>(receive());
+    // The outputs are the judge's once it has read them: only then does the clock stop.
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+        Position& pos = positions_[i];
+        pos.digests.clear();
+        for (const at::Tensor& out : pos.output_views) pos.digests.push_back(digest(out));
+    }
+    outcome.wall_us = micros_between(t0, Clock::now());
+    if (outcome.done.nonce != batch.nonce)
+        throw FaultError(
+            FaultKind::protocol_violation,
+            "protocol violation: the sandbox's reply answers another request (its nonce is "
+            "wrong)",
+            "protocol_violation", where_);
+    if (outcome.done.results.size() != calls.size())
+        throw FaultError(FaultKind::protocol_violation,
+                         "protocol violation: the sandbox answered " +
+                             std::to_string(outcome.done.results.size()) + " calls of " +
+                             std::to_string(calls.size()),
+                         "protocol_violation", where_);
+    return outcome;
+}
+
+const std::vector<at::Tensor>& Exchange::outputs(std::size_t position) const {
+    return positions_.at(position).output_views;
+}
+
+std::vector<at::Tensor> Exchange::inputs_now(std::size_t position) const {
+    return positions_.at(position).input_views;
+}
+
+void Exchange::send_exit() {
+    try {
+        send(protocol::request_json(protocol::ExitRequest{}), {});
+    } catch (...) {
+    }
+}
+
+}  // namespace kbench::worker

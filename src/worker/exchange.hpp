@@ -1,0 +1,137 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "protocol/judge_messages.hpp"
+#include "protocol/sandbox_messages.hpp"
+#include "sandbox/framing.hpp"
+#include "worker/device.hpp"
+#include "worker/reference_problem.hpp"
+#include "worker/shared_tensor.hpp"
+
+namespace kbench::worker {
+
+using Clock = std::chrono::steady_clock;
+
+// The judge's side of one sandbox. Inputs are the judge's until a request hands them over: on a
+// CPU each call's inputs are in memfds of their own that the sandbox cannot see before the
+// request carries their descriptors; on a GPU they are copied into the shared buffers after the
+// judge's clock has started, by a kernel (GPU contexts take turns, so nothing of the sandbox's
+// runs beside it). Outputs are taken when the reply comes: the clock stops only once the judge
+// has read them, and a digest of them is checked again before the next request, so that work
+// done after the reply is caught.
+class Exchange {
+  public:
+    // Takes the socket; signals from sandbox_pid's process tree are the candidate's.
+    Exchange(int fd, const Device& device, pid_t sandbox_pid);
+    ~Exchange();
+    Exchange(const Exchange&) = delete;
+    Exchange& operator=(const Exchange&) = delete;
+
+    // Until when the sandbox may take, and what to call the phase in a timeout's message.
+    void set_deadline(double seconds, const std::string& phase);
+    // Where within the phase the next requests are ("trial 2"), for faults' messages.
+    void set_where(const std::string& where) { where_ = where; }
+    const std::string& where() const { return where_; }
+
+    protocol::SandboxHello hello();
+
+    // One request and its typed reply; faults the sandbox reports come back as FaultError
+    // (only the candidate's own kinds: a sandbox cannot claim that kbench failed).
+    template <typename Reply, typename Request>
+    Reply request(const Request& r, const std::vector<int>& fds = {}) {
+        send(protocol::request_json(r), fds);
+        return decode<Reply>(receive());
+    }
+
+    struct Call {
+        const CallInputs* inputs = nullptr;
+        std::vector<OutputShape> outputs;
+    };
+    struct Outcome {
+        double wall_us = 0;  // from before the inputs were handed over to the outputs' capture
+        protocol::CallsDone done;
+    };
+    // Calls back to back in one request. timed: the judge flushes the cache before the first and
+    // the sandbox between the others. null_model: the sandbox leaves out the model call.
+    Outcome run(const std::vector<Call>& calls, bool timed, bool poison_allocator, bool null_model);
+
+    // The judge's view, after run, of a call's output buffers and of its inputs as they are now.
+    const std::vector<at::Tensor>& outputs(std::size_t position) const;
+    std::vector<at::Tensor> inputs_now(std::size_t position) const;
+
+    // Throws an integrity fault if an output changed since its reply was taken.
+    void check_outputs_unchanged();
+
+    void send_exit();
+
+  private:
+    struct Position {
+        std::vector<std::uint64_t> output_ids;
+        std::vector<std::shared_ptr<SharedBuffer>> output_buffers;
+        std::vector<at::Tensor> output_views;
+        std::vector<std::int64_t> digests;     // taken at the last reply
+        std::vector<std::uint64_t> input_ids;  // GPU: buffers reused request after request
+        std::vector<std::shared_ptr<SharedBuffer>> input_buffers;
+        std::vector<at::Tensor> input_views;  // as the sandbox sees them, this request
+    };
+
+    void send(const json& message, const std::vector<int>& fds);
+    json receive();
+    template <typename Reply>
+    Reply decode(const json& message) {
+        protocol::Reply<Reply> reply;
+        try {
+            reply = protocol::read_reply<Reply>(message, "sandbox reply");
+        } catch (const ProtocolError& e) {
+            throw protocol::FaultError(
+                protocol::FaultKind::protocol_violation,
+                "protocol violation: the sandbox's reply breaks kbench's protocol: " +
+                    std::string(e.what()),
+                "protocol_violation");
+        }
+        if (reply.ok()) return *reply.value;
+        const protocol::Fault& f = *reply.fault;
+        // A sandbox may only report faults of its own; anything else it says is the candidate's.
+        bool own = f.kind == protocol::FaultKind::candidate_load ||
+                   f.kind == protocol::FaultKind::candidate_build ||
+                   f.kind == protocol::FaultKind::candidate_raised;
+        throw protocol::FaultError(own ? f.kind : protocol::FaultKind::candidate_raised, f.message,
+                                   "", where_);
+    }
+    void ensure_outputs(Position& pos, const std::vector<OutputShape>& shapes,
+                        protocol::CallBatch& batch, std::vector<int>& fds);
+    protocol::CallSpec hand_over(Position& pos, const CallInputs& inputs,
+                                 protocol::CallBatch& batch, std::vector<int>& fds);
+    std::uint64_t add_slot(const std::shared_ptr<SharedBuffer>& buffer, protocol::CallBatch& batch,
+                           std::vector<int>& fds);
+    void refuse_early_data();
+    [[noreturn]] void ended(const std::string& what);
+    std::string overran() const;
+
+    int fd_;
+    const Device& device_;
+    pid_t sandbox_pid_;
+    sandbox::FrameReader reader_;
+    Clock::time_point deadline_ = Clock::time_point::max();
+    double limit_s_ = 0;
+    std::string phase_ = "the call";
+    std::string where_;
+    std::uint64_t next_slot_ = 1;
+    std::uint64_t nonce_ = 0;
+    std::vector<Position> positions_;
+    std::vector<std::uint64_t> retired_;                     // slots to drop with the next request
+    std::vector<std::shared_ptr<SharedBuffer>> cpu_inputs_;  // this request's memfds
+    at::Tensor flush_;  // written before timed requests: the cache holds nothing of theirs
+};
+
+}  // namespace kbench::worker

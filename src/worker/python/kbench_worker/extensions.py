@@ -1,0 +1,78 @@
+"""How candidates' C++/CUDA extensions are built and loaded under kbench.
+
+torch.utils.cpp_extension.load and load_inline are wrapped, once per process, before the
+candidate is imported:
+
+- Everywhere: extensions are linked against the libstdc++ this process has loaded. A compiler
+  that links libstdc++ statically (some toolchain wrappers do) would otherwise put a second copy
+  beside libtorch's, and its streams break or crash on the first number they format.
+- In a sandbox: an extension that the builder already compiled is imported from the verified
+  copy kbench placed in the sandbox's own folder, without running the compiler or ninja again.
+  The builder compiled it from the same candidate source, so the same call names the same
+  module. Anything else is built as usual, inside the sandbox's own folder.
+"""
+
+import functools
+import importlib.util
+import inspect
+import os
+import sys
+
+import torch.utils.cpp_extension as cpp_extension
+
+_installed = False
+
+
+def _loaded_libstdcxx():
+    with open("/proc/self/maps") as maps:
+        return next((line.split()[-1] for line in maps if "/libstdc++.so" in line), "")
+
+
+def _prebuilt_module(prebuilt, name):
+    """The module the builder made for `name`, imported from the verified copy, or None."""
+    if not prebuilt or not name or os.sep in name:
+        return None
+    path = os.path.join(prebuilt, name, name + ".so")
+    if not os.path.isfile(path):
+        return None
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[name] = module
+    return module
+
+
+def _wrap(fn, libstdcxx, prebuilt):
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def build(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        arguments = bound.arguments
+        wants_module = arguments.get("is_python_module", True) and not arguments.get(
+            "is_standalone", False)
+        if wants_module and arguments.get("build_directory") is None:
+            module = _prebuilt_module(prebuilt, arguments.get("name"))
+            if module is not None:
+                return module
+        if libstdcxx:
+            flags = list(arguments.get("extra_ldflags") or [])
+            if libstdcxx not in flags:
+                flags.append(libstdcxx)
+            arguments["extra_ldflags"] = flags
+        return fn(*bound.args, **bound.kwargs)
+
+    return build
+
+
+def install(prebuilt=""):
+    """Wraps load and load_inline; prebuilt is the folder holding verified builds (a sandbox)."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    libstdcxx = _loaded_libstdcxx()
+    cpp_extension.load = _wrap(cpp_extension.load, libstdcxx, prebuilt)
+    cpp_extension.load_inline = _wrap(cpp_extension.load_inline, libstdcxx, prebuilt)

@@ -1,0 +1,75 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "protocol/judge_messages.hpp"
+#include "worker/compare.hpp"
+#include "worker/device.hpp"
+#include "worker/torch_common.hpp"
+
+namespace kbench::worker {
+
+// The inputs of one call, made by the judge: values exactly as get_inputs() gave them (cast to
+// the precision, on the device), never handed to any model.
+struct CallInputs {
+    std::uint64_t seed = 0;
+    std::vector<py::object> values;
+    std::vector<at::Tensor> tensors;  // the tensor inputs among values (undefined for others)
+    std::size_t bytes = 0;
+};
+
+// What the reference makes of one call's inputs.
+struct ReferenceOutput {
+    std::vector<at::Tensor> outputs;
+    std::vector<bool> modifies;  // per input: whether the reference changes it in place
+    std::size_t bytes = 0;
+};
+
+// An output's layout, as the reference gives it.
+struct OutputShape {
+    std::vector<std::int64_t> sizes;
+    at::ScalarType dtype = at::kFloat;
+};
+
+// A reference program loaded in the judge, with its configuration.
+struct ReferenceProblem {
+    std::string key;
+    std::string name;
+    py::module_ module;
+    py::object model;
+    py::list init_values;  // get_init_inputs() under the seed, for ModelNew(*init)
+    at::ScalarType dtype = at::kFloat;
+    std::string precision = "fp32";
+    std::uint64_t seed = 42;
+    int trials = 5;
+    bool strict = true;
+    CompareSpec spec;
+    std::vector<std::uint64_t> public_trial_seeds;  // KernelBench's, from the base seed
+    std::vector<OutputShape> outputs;
+    double inputs_seconds = 0;
+    std::size_t trial_bytes = 0;
+    // Calls on public seeds, kept: KernelBench's trials (its mode) and the baseline's inputs.
+    std::map<std::uint64_t, std::pair<CallInputs, ReferenceOutput>> public_calls;
+    std::map<std::string, protocol::BaselineTimed> baselines;
+};
+
+// Loads the reference program and constructs its model; throws py::error_already_set when the
+// reference itself fails.
+std::unique_ptr<ReferenceProblem> load_reference(const protocol::PrepareProblem& request,
+                                                 const Device& device);
+
+// get_inputs() under seed, as KernelBench makes inputs.
+CallInputs make_call_inputs(ReferenceProblem& p, std::uint64_t seed, const Device& device);
+
+// The reference's outputs for inputs (run on copies of them).
+ReferenceOutput run_reference(ReferenceProblem& p, const CallInputs& inputs, const Device& device);
+
+// The inputs and reference outputs of a call on a public seed, computed once.
+const std::pair<CallInputs, ReferenceOutput>& public_call(ReferenceProblem& p, std::uint64_t seed,
+                                                          const Device& device);
+
+}  // namespace kbench::worker

@@ -1,0 +1,98 @@
+#include "worker/timing/trusted_clock.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "worker/timing/statistics.hpp"
+
+namespace kbench::timing {
+namespace {
+
+// Median absolute deviation scaled to a normal distribution's standard deviation.
+double robust_spread(const std::vector<double>& values) {
+    if (values.size() < 2) return 0;
+    double m = median(values);
+    std::vector<double> deviations;
+    for (double v : values) deviations.push_back(std::abs(v - m));
+    return 1.4826 * median(deviations);
+}
+
+std::string figure(double us) {
+    char text[32];
+    if (us >= 1000)
+        std::snprintf(text, sizeof text, "%.3f ms", us / 1000);
+    else
+        std::snprintf(text, sizeof text, "%.1f us", us);
+    return text;
+}
+
+}  // namespace
+
+RequestOverhead fit_overhead(const std::vector<double>& one_call_us,
+                             const std::vector<double>& many_calls_us, int many) {
+    RequestOverhead o;
+    double one = one_call_us.empty() ? 0 : median(one_call_us);
+    o.spread_us = robust_spread(one_call_us);
+    if (many > 1 && !many_calls_us.empty()) {
+        double more = median(many_calls_us);
+        o.per_call_us = std::max(0.0, (more - one) / double(many - 1));
+        o.spread_us = std::max(o.spread_us, robust_spread(many_calls_us) / std::sqrt(double(many)));
+    } else {
+        o.per_call_us = one;  // without a batch measured, a call costs what a request does
+    }
+    o.fixed_us = std::max(0.0, one - o.per_call_us);
+    return o;
+}
+
+CallSample call_sample(double event_us, double host_us, bool has_stream_clock) {
+    if (!has_stream_clock) return {event_us, false};
+    // The host's time includes launching and synchronising: only clearly more is outside work.
+    if (host_us > event_us * 1.10 + 20.0) return {host_us, true};
+    return {event_us, false};
+}
+
+RequestCheck check_request(const std::vector<CallSample>& samples, double wall_us,
+                           const RequestOverhead& overhead) {
+    RequestCheck c;
+    c.calls = int(samples.size());
+    for (const auto& s : samples) c.claimed_us += s.us;
+    c.floor_us = std::max(0.0, wall_us - overhead.at(c.calls));
+    c.allowed_us =
+        0.10 * c.floor_us + 3 * overhead.spread_us + std::max(10.0, 0.25 * overhead.at(c.calls));
+    c.covered = c.claimed_us >= c.floor_us - c.allowed_us;
+    return c;
+}
+
+ClockVerdict judge_clock(const std::vector<RequestCheck>& checks) {
+    ClockVerdict v;
+    v.requests = int(checks.size());
+    std::vector<double> claimed, floors;
+    int calls = 0, uncovered_calls = 0;
+    for (const auto& c : checks) {
+        calls += c.calls;
+        if (!c.covered) {
+            ++v.uncovered;
+            uncovered_calls += c.calls;
+        }
+        if (c.calls == 0) continue;
+        claimed.push_back(c.claimed_us / c.calls);
+        floors.push_back(c.floor_us / c.calls);
+    }
+    if (claimed.empty()) return v;
+    v.claimed_per_call_us = median(claimed);
+    v.floor_per_call_us = median(floors);
+    v.refuted = uncovered_calls * 4 > calls;
+    v.detail = std::to_string(v.uncovered) + " of " + std::to_string(v.requests) +
+               " timed requests took longer on the judge's clock than the candidate's process "
+               "claimed: it claimed " +
+               figure(v.claimed_per_call_us) +
+               " a call (median), the judge's clock allows no "
+               "less than " +
+               figure(v.floor_per_call_us) +
+               " (its wall time less the protocol's own cost, measured before the candidate "
+               "was loaded)";
+    return v;
+}
+
+}  // namespace kbench::timing

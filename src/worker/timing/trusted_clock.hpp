@@ -1,0 +1,68 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kbench::timing {
+
+// One request of k calls, as the judge saw it. The sandbox claims a time per call; the judge's
+// own clock ran from before the inputs were handed over until the outputs were taken.
+struct RequestRecord {
+    std::vector<double> event_us;  // claimed: device events around each call (host clock on CPU)
+    std::vector<double> host_us;   // claimed: the sandbox's host clock across each call and a
+                                   // device-wide synchronisation
+    double wall_us = 0;            // the judge's clock
+};
+
+// What a request costs besides its calls, measured with null requests (the same path with the
+// model call left out) before the candidate was loaded: fixed_us + k * per_call_us, give or
+// take spread_us.
+struct RequestOverhead {
+    double fixed_us = 0;
+    double per_call_us = 0;
+    double spread_us = 0;
+
+    double at(int calls) const { return fixed_us + calls * per_call_us; }
+};
+
+// Fits the overhead from null requests of one call and of `many` calls each: each value is a
+// request's wall time less what its (empty) calls claimed.
+RequestOverhead fit_overhead(const std::vector<double>& one_call_us,
+                             const std::vector<double>& many_calls_us, int many);
+
+// A call's sample: the device's time, unless the host saw clearly more across a device-wide
+// synchronisation, which is work the launch stream's events missed (then the host's time).
+struct CallSample {
+    double us = 0;
+    bool outside_stream = false;
+};
+CallSample call_sample(double event_us, double host_us, bool has_stream_clock);
+
+// A request against the judge's clock. The claimed total may fall short of what the clock
+// allows (floor = wall - overhead(k)) by at most
+//     allowed = 10% of floor + 3 x the overhead's spread + max(10 us, 25% of overhead(k));
+// a request that falls shorter is not covered by its claims.
+struct RequestCheck {
+    int calls = 0;
+    double claimed_us = 0;  // sum of the call samples
+    double floor_us = 0;    // wall - overhead(calls), at least 0
+    double allowed_us = 0;
+    bool covered = true;
+};
+RequestCheck check_request(const std::vector<CallSample>& samples, double wall_us,
+                           const RequestOverhead& overhead);
+
+// The clock's verdict on a measurement: requests whose claims it does not allow have their
+// samples replaced by its own (floor / calls); when those requests hold more than a quarter of
+// all calls, the claims as a whole are not to be believed.
+struct ClockVerdict {
+    int requests = 0;
+    int uncovered = 0;
+    double claimed_per_call_us = 0;  // medians over requests
+    double floor_per_call_us = 0;
+    bool refuted = false;
+    std::string detail;  // the figures, for a verdict's reason
+};
+ClockVerdict judge_clock(const std::vector<RequestCheck>& checks);
+
+}  // namespace kbench::timing

@@ -1,0 +1,119 @@
+// The trust boundary as a user meets it: every sandbox layer that is off is said once and
+// recorded in each verdict, the worker package and the build cache are checked against what
+// kbench made, and a tampered one is refused or rebuilt.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "sandbox/lockdown.hpp"
+#include "support/command.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using kbench::test::quote;
+using kbench::test::run_command;
+
+const std::string kReference = std::string(KBENCH_FIXTURE_DIR) + "/references/relu_small.py";
+const std::string kHonest = std::string(KBENCH_FIXTURE_DIR) + "/cpu/honest.py";
+
+class Trust : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() /
+               ("kbench-trust-" + std::to_string(::getpid()) + "-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::create_directories(dir_);
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+
+    std::string check(const std::string& env, const std::string& cache,
+                      const std::string& candidate = kHonest) {
+        return env + " " + quote(KBENCH_BINARY) + " check --device cpu --json --no-timing " +
+               "--python " + quote(KBENCH_TEST_PYTHON) + " --cache-dir " + quote(cache) + " " +
+               quote(kReference) + " " + quote(candidate);
+    }
+
+    fs::path dir_;
+};
+
+json first_verdict(const std::string& out) {
+    std::istringstream lines(out);
+    std::string line;
+    std::getline(lines, line);
+    return line.empty() ? json() : json::parse(line);
+}
+
+TEST_F(Trust, EachLayerForcedOffIsSaidOnceAndRecordedInTheVerdict) {
+    for (const std::string& layer : kbench::sandbox::lockdown_layers()) {
+        auto r = run_command(check("KBENCH_SANDBOX_DISABLE=" + layer, KBENCH_TEST_CACHE));
+        json v = first_verdict(r.out);
+        ASSERT_TRUE(v.is_object()) << layer << ": " << r.err;
+        EXPECT_EQ(v["status"], "correct") << layer << ": " << v.dump(2);
+        const json& missing = v["config"]["sandbox"]["missing"];
+        ASSERT_TRUE(missing.contains(layer)) << layer << ": " << v["config"].dump(2);
+        EXPECT_NE(missing[layer].get<std::string>().find("forced off: KBENCH_SANDBOX_DISABLE"),
+                  std::string::npos)
+            << missing[layer];
+        std::string said = "sandbox layer " + layer + " is off: forced off";
+        auto at = r.err.find(said);
+        EXPECT_NE(at, std::string::npos) << layer << ": " << r.err;
+        EXPECT_EQ(r.err.find(said, at + 1), std::string::npos) << "said more than once";
+    }
+}
+
+TEST_F(Trust, AnUnknownLayerIsAUsageError) {
+    auto r = run_command(check("KBENCH_SANDBOX_DISABLE=firewall", KBENCH_TEST_CACHE));
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("'firewall', which is no layer"), std::string::npos) << r.err;
+}
+
+// A copy of the worker package that KBENCH_WORKER_PATH points at, changed after the build.
+TEST_F(Trust, AChangedWorkerPackageIsRefusedBeforeAnyWorkerStarts) {
+    fs::path package = fs::path(KBENCH_BINARY).parent_path() / "python";
+    fs::path copy = dir_ / "python";
+    fs::copy(package, copy, fs::copy_options::recursive);
+    fs::remove_all(copy / "kbench_worker" / "__pycache__");
+    std::string env = "KBENCH_WORKER_PATH=" + quote(copy.string());
+    auto untouched = run_command(check(env, KBENCH_TEST_CACHE));
+    EXPECT_EQ(untouched.exit_code, 0) << untouched.err;
+
+    std::ofstream(copy / "kbench_worker" / "__init__.py", std::ios::app) << "\nimport os\n";
+    auto changed = run_command(check(env, KBENCH_TEST_CACHE));
+    EXPECT_EQ(changed.exit_code, 2);
+    EXPECT_NE(changed.err.find("is not the file kbench built"), std::string::npos) << changed.err;
+
+    fs::copy_file(package / "kbench_worker" / "__init__.py", copy / "kbench_worker" / "__init__.py",
+                  fs::copy_options::overwrite_existing);
+    std::ofstream(copy / "torch.py") << "raise SystemExit\n";
+    auto added = run_command(check(env, KBENCH_TEST_CACHE));
+    EXPECT_EQ(added.exit_code, 2);
+    EXPECT_NE(added.err.find("holds a file kbench did not build"), std::string::npos) << added.err;
+}
+
+// A build whose artefact changed in the cache is not used: it is built again, and said so.
+TEST_F(Trust, AChangedBuildIsBuiltAgain) {
+    std::string cache = (dir_ / "cache").string();
+    auto first = run_command(check("", cache));
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    int changed = 0;
+    for (const auto& entry : fs::recursive_directory_iterator(cache))
+        if (entry.path().extension() == ".so") {
+            std::ofstream(entry.path(), std::ios::binary | std::ios::trunc) << "garbage";
+            ++changed;
+        }
+    ASSERT_GT(changed, 0) << "no built extension in " << cache;
+    auto second = run_command(check("", cache) + " -v");
+    EXPECT_EQ(second.exit_code, 0) << second.err;
+    EXPECT_EQ(first_verdict(second.out)["status"], "correct");
+    EXPECT_NE(second.err.find("failed its check"), std::string::npos) << second.err;
+    EXPECT_NE(second.err.find("building it again"), std::string::npos) << second.err;
+}
+
+}  // namespace

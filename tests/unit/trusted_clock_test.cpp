@@ -1,0 +1,131 @@
+// The judge's clock against a sandbox's claimed times: an honest candidate keeps its samples,
+// one that claims less than the clock allows is refuted, work off the launch stream is counted.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "worker/timing/remote_measurement.hpp"
+#include "worker/timing/statistics.hpp"
+
+namespace kbench::timing {
+namespace {
+
+// A sandbox simulated against a real clock model: each call truly takes true_us, the protocol
+// costs overhead (with noise), and the sandbox claims claim(true_us) per call.
+class FakeSandbox : public RemoteCalls {
+  public:
+    FakeSandbox(double true_us, RequestOverhead overhead, double claim_factor,
+                bool side_stream = false, double forge_fraction = 1.0)
+        : true_us_(true_us),
+          overhead_(overhead),
+          claim_factor_(claim_factor),
+          side_stream_(side_stream),
+          forge_fraction_(forge_fraction) {}
+
+    RequestRecord run(std::size_t, int count) override {
+        RequestRecord r;
+        std::normal_distribution<double> noise(0, overhead_.spread_us);
+        std::uniform_real_distribution<double> coin(0, 1);
+        bool forge = coin(rng_) < forge_fraction_;
+        r.wall_us = overhead_.at(count) + std::abs(noise(rng_));
+        for (int i = 0; i < count; ++i) {
+            double t = true_us_ * (1 + 0.01 * noise(rng_) / std::max(1.0, overhead_.spread_us));
+            r.wall_us += t;
+            double claimed = forge ? t * claim_factor_ : t;
+            r.event_us.push_back(side_stream_ ? t * 0.02 : claimed);
+            r.host_us.push_back(side_stream_ ? t + 15 : claimed + 15);
+        }
+        ++requests_;
+        calls_ += count;
+        return r;
+    }
+    bool has_stream_clock() const override { return true; }
+
+    int requests_ = 0, calls_ = 0;
+
+  private:
+    double true_us_;
+    RequestOverhead overhead_;
+    double claim_factor_;
+    bool side_stream_;
+    double forge_fraction_;
+    std::mt19937 rng_{7};
+};
+
+TimingConfig quick() {
+    TimingConfig c;
+    c.max_seconds = 2;
+    c.max_samples = 400;
+    return c;
+}
+
+const RequestOverhead kOverhead{60, 15, 8};
+
+TEST(TrustedClock, AnHonestCandidateKeepsItsSamples) {
+    FakeSandbox honest(500, kOverhead, 1.0);
+    RemoteMeasurement r = measure_remote(honest, quick(), kOverhead, 64, 1000);
+    EXPECT_FALSE(r.clock.refuted) << r.clock.detail;
+    EXPECT_LE(r.clock.uncovered, r.clock.requests / 10);
+    EXPECT_NEAR(median(r.measurement.samples_us), 500, 25);
+    EXPECT_EQ(r.measurement.outside_stream_samples, 0);
+}
+
+TEST(TrustedClock, ForgedTimesAreRefutedWithTheFigures) {
+    FakeSandbox forger(500, kOverhead, 0.01);  // claims 100 times faster
+    RemoteMeasurement r = measure_remote(forger, quick(), kOverhead, 64, 1000);
+    EXPECT_TRUE(r.clock.refuted);
+    EXPECT_EQ(r.clock.uncovered, r.clock.requests);
+    EXPECT_NEAR(r.clock.floor_per_call_us, 500, 60);
+    EXPECT_NE(r.clock.detail.find("claimed 5.0 us a call"), std::string::npos) << r.clock.detail;
+    // The samples themselves come from the clock, so nothing forged survives either way.
+    EXPECT_GT(median(r.measurement.samples_us), 400);
+}
+
+TEST(TrustedClock, ForgingSomeRequestsGainsNothing) {
+    FakeSandbox sly(500, kOverhead, 0.01, false, 0.2);  // forges one request in five
+    RemoteMeasurement r = measure_remote(sly, quick(), kOverhead, 64, 1000);
+    EXPECT_FALSE(r.clock.refuted) << r.clock.detail;
+    EXPECT_GT(r.clock.uncovered, 0);
+    EXPECT_NEAR(median(r.measurement.samples_us), 500, 30);
+}
+
+TEST(TrustedClock, WorkOffTheLaunchStreamIsCountedAtFullCost) {
+    FakeSandbox side(500, kOverhead, 1.0, true);
+    RemoteMeasurement r = measure_remote(side, quick(), kOverhead, 64, 1000);
+    EXPECT_FALSE(r.clock.refuted) << r.clock.detail;
+    EXPECT_GT(median(r.measurement.samples_us), 490);
+    EXPECT_EQ(r.measurement.outside_stream_samples, int(r.measurement.samples_us.size()));
+}
+
+TEST(TrustedClock, ShortCallsAreBatchedSoARequestSpansAMillisecond) {
+    FakeSandbox quick_calls(20, kOverhead, 1.0);
+    RemoteMeasurement r = measure_remote(quick_calls, quick(), kOverhead, 64, 1000);
+    EXPECT_NEAR(r.batch, 50, 3);
+    EXPECT_FALSE(r.clock.refuted) << r.clock.detail;
+    // Batched, a forger of short calls is caught too: its claims fall short per request.
+    FakeSandbox quick_forger(20, kOverhead, 0.1);
+    RemoteMeasurement f = measure_remote(quick_forger, quick(), kOverhead, 64, 1000);
+    EXPECT_TRUE(f.clock.refuted) << f.clock.detail;
+}
+
+TEST(TrustedClock, TheReferenceHarnessProtocolIsCheckedToo) {
+    TimingConfig kb = quick();
+    kb.protocol = Mode::kernelbench;
+    FakeSandbox forger(500, kOverhead, 0.01);
+    RemoteMeasurement r = measure_remote(forger, kb, kOverhead, 64, 1000);
+    EXPECT_EQ(r.measurement.samples_us.size(), std::size_t(kb.kb_trials - kb.kb_discard_first));
+    EXPECT_EQ(r.measurement.statistic, "mean");
+    EXPECT_TRUE(r.clock.refuted);
+    EXPECT_GT(mean(r.measurement.samples_us), 400);
+}
+
+TEST(TrustedClock, OverheadFitsFixedAndPerCallCosts) {
+    RequestOverhead o = fit_overhead({100, 102, 98, 101, 99}, {160, 161, 159}, 5);
+    EXPECT_NEAR(o.per_call_us, 15, 1);
+    EXPECT_NEAR(o.fixed_us, 85, 1);
+    EXPECT_GT(o.spread_us, 0);
+    EXPECT_NEAR(o.at(5), 160, 1);
+}
+
+}  // namespace
+}  // namespace kbench::timing
