@@ -64,17 +64,14 @@ ReapRequest ReapRequest::from_json(const json& j) {
 }
 
 json Reaped::to_json() const {
-    return json{{"known", known},
-                {"exited", exited},
-                {"code", code},
-                {"signal", signal},
-                {"leftovers", leftovers}};
+    return json{{"known", known},   {"exited", exited},       {"code", code},
+                {"signal", signal}, {"leftovers", leftovers}, {"signals", signals}};
 }
 
 Reaped Reaped::from_json(const json& j) {
     Fields f(j, "reap reply");
-    return {f.flag("known"), f.flag("exited"), f.small("code"), f.small("signal"),
-            f.texts("leftovers")};
+    return {f.flag("known"),   f.flag("exited"),     f.small("code"),
+            f.small("signal"), f.texts("leftovers"), f.texts("signals")};
 }
 
 json BuilderHello::to_json() const {

@@ -57,6 +57,7 @@ struct Reaped {
     int code = 0;
     int signal = 0;
     std::vector<std::string> leftovers;  // processes it left behind, killed
+    std::vector<std::string> signals;    // signals its processes sent to the zygote
 
     json to_json() const;
     static Reaped from_json(const json& j);

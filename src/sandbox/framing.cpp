@@ -75,29 +75,35 @@ std::string encode_frame(const json& body) {
     return frame;
 }
 
+ssize_t send_frame_part(int fd, const std::string& frame, std::size_t done,
+                        const std::vector<int>& fds) {
+    iovec iov{const_cast<char*>(frame.data()) + done, frame.size() - done};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    std::vector<char> control;
+    if (!fds.empty()) {
+        control.resize(CMSG_SPACE(sizeof(int) * fds.size()));
+        msg.msg_control = control.data();
+        msg.msg_controllen = control.size();
+        cmsghdr* c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+        std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+    }
+    ssize_t n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
+    if (n < 0 && errno == ENOTSOCK && fds.empty()) n = ::write(fd, iov.iov_base, iov.iov_len);
+    return n;
+}
+
 void send_message(int fd, const json& body, const std::vector<int>& fds) {
     std::string frame = encode_frame(body);
     std::size_t done = 0;
     bool fds_sent = fds.empty();
     while (done < frame.size()) {
-        iovec iov{frame.data() + done, frame.size() - done};
-        msghdr msg{};
-        msg.msg_iov = &iov;
-        msg.msg_iovlen = 1;
-        std::vector<char> control;
-        if (!fds_sent) {
-            control.resize(CMSG_SPACE(sizeof(int) * fds.size()));
-            msg.msg_control = control.data();
-            msg.msg_controllen = control.size();
-            cmsghdr* c = CMSG_FIRSTHDR(&msg);
-            c->cmsg_level = SOL_SOCKET;
-            c->cmsg_type = SCM_RIGHTS;
-            c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
-            std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
-        }
-        ssize_t n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
+        ssize_t n = send_frame_part(fd, frame, done, fds_sent ? std::vector<int>{} : fds);
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && errno == ENOTSOCK && fds_sent) n = ::write(fd, iov.iov_base, iov.iov_len);
         if (n < 0) throw ProtocolError(std::string("write failed: ") + std::strerror(errno));
         fds_sent = true;
         done += std::size_t(n);

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -45,6 +47,10 @@ class FrameReader {
 };
 
 std::string encode_frame(const json& body);
+
+// One sendmsg of frame from byte done on, with fds (if any) riding on it; what sendmsg returned.
+ssize_t send_frame_part(int fd, const std::string& frame, std::size_t done,
+                        const std::vector<int>& fds);
 
 // A worker's life: send hello, then answer each request with handle(op, request) until the
 // request {"op": "exit"} or the end of the stream.

@@ -98,9 +98,6 @@ int landlock_abi() {
 
 std::string apply_landlock(const std::vector<std::string>& writable) {
     int abi = landlock_abi();
-    // KBENCH_LANDLOCK_MAX_ABI (diagnosis): use no feature newer than this ABI.
-    if (const char* cap = std::getenv("KBENCH_LANDLOCK_MAX_ABI"); cap && *cap && abi > 0)
-        abi = std::min(abi, std::atoi(cap));
     if (abi <= 0)
         return errno == ENOSYS ? "the kernel has no Landlock"
                                : "Landlock is not enabled in this kernel (" +

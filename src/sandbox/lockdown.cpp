@@ -272,7 +272,7 @@ void arrange_fds(const std::vector<int>& keep) {
 
 // The body's process: every layer that applies, in an order where each still has the rights it
 // needs, then the body.
-[[noreturn]] void run_body(int report, const LockdownSpec& spec,
+[[noreturn]] void run_body(int report, const LockdownSpec& spec, bool private_shm,
                            const std::function<void()>& after_fork, const std::vector<int>& keep,
                            const std::function<int()>& body) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -306,7 +306,10 @@ void arrange_fds(const std::vector<int>& keep) {
     if (!spec.allows("landlock"))
         layers.add("landlock", false, disabled("landlock"));
     else {
-        std::string why = nnp ? apply_landlock(spec.writable) : nnp_error;
+        // A /dev/shm of its own (the mount namespace's) it may write: the CUDA driver does.
+        std::vector<std::string> writable = spec.writable;
+        if (private_shm) writable.push_back("/dev/shm");
+        std::string why = nnp ? apply_landlock(writable) : nnp_error;
         layers.add("landlock", why.empty(), why);
     }
 
@@ -371,7 +374,7 @@ void arrange_fds(const std::vector<int>& keep) {
                 ::mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=1777"));
     }
     pid_t body_pid = ::fork();
-    if (body_pid == 0) run_body(report, spec, after_fork, keep, body);
+    if (body_pid == 0) run_body(report, spec, mount_error == 0, after_fork, keep, body);
     char line[128];
     std::size_t at = 0;
     put_text(line, at, sizeof line - 1, "B ");

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -109,6 +110,8 @@ pid_t fork_and_exec(const SpawnSpec& spec) {
     if (pid == 0) {
         // Child: only async-signal-safe work and exec from here on.
         if (spec.new_process_group) ::setpgid(0, 0);
+        if (spec.nice != 0)
+            ::setpriority(PRIO_PROCESS, 0, ::getpriority(PRIO_PROCESS, 0) + spec.nice);
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the orchestrator
         for (const auto& [name, value] : spec.env_set) ::setenv(name.c_str(), value.c_str(), 1);
         if (null >= 0) ::dup2(null, STDIN_FILENO);

@@ -28,6 +28,7 @@ struct SpawnSpec {
     int stdout_fd = -1;                    // -1: inherit
     int stderr_fd = -1;
     bool new_process_group = true;
+    int nice = 0;  // added to the child's niceness
 };
 
 // Starts a process; throws InfraError with the reason when it cannot be executed.

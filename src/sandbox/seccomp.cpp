@@ -10,7 +10,6 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -105,13 +104,10 @@ sock_filter bpf_jump(std::uint16_t code, std::uint32_t k, std::uint8_t jt, std::
 }
 
 constexpr std::uint32_t kAllow = SECCOMP_RET_ALLOW;
-constexpr std::uint32_t kEpermQuiet = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
+constexpr std::uint32_t kEperm = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
 constexpr std::uint32_t kEnosys = SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA);
 
 std::vector<sock_filter> program() {
-    // KBENCH_SECCOMP_TRAP=1 (diagnosis): refused calls raise SIGSYS instead of failing quietly.
-    const char* trap = std::getenv("KBENCH_SECCOMP_TRAP");
-    const std::uint32_t kEperm = trap && *trap == '1' ? SECCOMP_RET_TRAP : kEpermQuiet;
     const std::uint32_t nr = offsetof(seccomp_data, nr);
     const std::uint32_t arch = offsetof(seccomp_data, arch);
     const std::uint32_t arg0 = offsetof(seccomp_data, args[0]);  // low half on little-endian

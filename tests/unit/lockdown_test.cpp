@@ -42,7 +42,7 @@ class Lockdown : public ::testing::Test {
         fs::permissions(root_,
                         fs::perms::owner_all | fs::perms::others_exec | fs::perms::group_exec);
         if (::geteuid() == 0) {
-            ::chown(scratch_.c_str(), 65534, 65534);
+            (void)!::chown(scratch_.c_str(), 65534, 65534);
         }
     }
     void TearDown() override { fs::remove_all(root_); }

@@ -98,7 +98,7 @@ TEST(Protocol, ZygoteMessagesRoundTrip) {
     json other_role = f.to_json();
     other_role["role"] = "judge";
     EXPECT_THROW(ForkRequest::from_json(other_role), ProtocolError);
-    Reaped r{true, false, 0, 11, {"sleep"}};
+    Reaped r{true, false, 0, 11, {"sleep"}, {"SIGSTOP from 12"}};
     expect_every_field_required<Reaped>(r.to_json(), "reap reply");
     Built b{BuildOutcome::compile_error, "nvcc: error"};
     EXPECT_EQ(Built::from_json(b.to_json()).outcome, BuildOutcome::compile_error);
