@@ -136,6 +136,8 @@ Verdict Evaluator::evaluate(const ProblemSpec& problem, const CandidateSpec& can
             v.reason = reference_failure_reason(problem.code, e.what());
             v.log = capped(e.what(), 16000);
             return v;
+        } catch (const UsageError&) {
+            throw;
         } catch (const InfraError& e) {
             failure = e.what();
             note("harness failure (attempt " + std::to_string(attempt + 1) +
@@ -150,6 +152,12 @@ Verdict Evaluator::evaluate(const ProblemSpec& problem, const CandidateSpec& can
                         restart.what() + "\nfirst failure: " + failure,
                     "check the device (nvidia-smi) and the worker logs; then run again");
             }
+        } catch (const std::exception& e) {
+            // kbench's own fault with this candidate: its verdict, and the run goes on.
+            Verdict v = blank_verdict(problem, candidate);
+            v.status = Status::infra_error;
+            v.reason = std::string("kbench failed while evaluating this candidate: ") + e.what();
+            return v;
         }
     }
     // Twice with this candidate, and fresh workers have started since: say so, since a
@@ -254,6 +262,7 @@ void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& cand
     PhaseContext context{c, client, handle, v, [this](const std::string& line) { detail(line); }};
 
     run_pipeline(context, sandbox.take_control(), sandbox.pid(), file.string());
+    if (v.status == Status::correct) builds_.keep_run_time_builds(builds_.key(candidate), scratch);
     std::error_code ignored;
     fs::remove_all(scratch, ignored);
 }

@@ -31,6 +31,15 @@ std::vector<std::string> added(const std::vector<std::string>& before,
     return out;
 }
 
+// Signals the candidate's processes sent to kbench's zygote: an attack, whatever else happened.
+std::optional<Decision> signalled(const ConfinedExit& e, PhaseContext& c) {
+    if (e.signals.empty()) return std::nullopt;
+    std::string what =
+        "the candidate's processes sent signals to kbench's zygote: " + joined(e.signals);
+    c.verdict.integrity.push_back({"signalled_kbench", "reject", what});
+    return Decision{Status::rejected, what};
+}
+
 }  // namespace
 
 Decision decide_fault(const protocol::Fault& fault, const std::string& phase_name,
@@ -58,6 +67,7 @@ Decision decide_fault(const protocol::Fault& fault, const std::string& phase_nam
             ConfinedExit e = c.sandbox.finish();  // it is dead or dying: it reports how
             d.reason = "the sandbox died during " + phase + ": " +
                        (e.known ? e.status.describe() : std::string("how, is not known"));
+            if (auto attack = signalled(e, c)) d = *attack;
             break;
         }
         case FaultKind::protocol_violation:
@@ -147,7 +157,7 @@ PhaseOutcome finish_phase(PhaseContext& c) {
             {"processes_left_behind", "warn",
              "processes still running when the candidate's process ended (killed): " +
                  joined(e.leftovers)});
-    return std::nullopt;
+    return signalled(e, c);
 }
 
 PhaseOutcome baseline_phase(PhaseContext& c) {

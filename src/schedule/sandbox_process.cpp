@@ -83,6 +83,7 @@ ConfinedExit SandboxProcess::reap() {
     e.status.code = reply.value->code;
     e.status.signal = reply.value->signal;
     e.leftovers = reply.value->leftovers;
+    e.signals = reply.value->signals;
     exit_ = e;
     drain_->wait_for_end(std::chrono::milliseconds(500));
     return e;

@@ -20,6 +20,7 @@ struct ConfinedExit {
     sandbox::ExitStatus status;
     bool known = false;                  // whether the candidate's own process's end is known
     std::vector<std::string> leftovers;  // processes it left behind, killed
+    std::vector<std::string> signals;    // signals its processes sent to kbench's zygote
 };
 
 // One process that runs candidate code, forked by a zygote under a lockdown: a sandbox, whose

@@ -134,9 +134,11 @@ class Judge {
     protocol::SandboxAttached attach(const protocol::AttachRequest& request,
                                      std::vector<int>& fds) {
         if (fds.size() != 1) throw ProtocolError("attach needs the sandbox's socket");
-        session_.reset();
-        take_signals();  // anything before this sandbox is not its doing
+        detach();
+        for (const ReceivedSignal& s : take_signals()) obey(s);  // none of this sandbox's doing
         int socket = fds[0];
+        watch_process(pid_t(request.sandbox_pid));
+        watched_ = pid_t(request.sandbox_pid);
         fds.clear();
         session_ = std::make_unique<CandidateSession>(problem(), device_, socket,
                                                       pid_t(request.sandbox_pid));
@@ -146,6 +148,8 @@ class Judge {
     void detach() {
         if (session_) session_->detach();
         session_.reset();
+        if (watched_ > 0) unwatch_process(watched_);
+        watched_ = 0;
         release_memory();
     }
 
@@ -208,6 +212,7 @@ class Judge {
     Device device_;
     std::unique_ptr<ReferenceProblem> problem_;
     std::unique_ptr<CandidateSession> session_;
+    pid_t watched_ = 0;
 };
 
 }  // namespace

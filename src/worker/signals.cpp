@@ -1,5 +1,6 @@
 #include "worker/signals.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -7,7 +8,6 @@
 #include <array>
 #include <atomic>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 
 #include "protocol/fault.hpp"
@@ -17,24 +17,58 @@ namespace {
 
 constexpr std::array kWatched = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT};
 constexpr std::size_t kCapacity = 64;
+constexpr std::size_t kRoots = 64;
 
 std::array<std::atomic<int>, kCapacity> numbers{};
 std::array<std::atomic<pid_t>, kCapacity> senders{};
+std::array<std::atomic<pid_t>, kCapacity> roots{};
 std::atomic<std::size_t> written{0};
 std::size_t read_upto = 0;
+std::array<std::atomic<pid_t>, kRoots> watched{};
 
-void record(int number, siginfo_t* info, void*) {
-    std::size_t slot = written.fetch_add(1) % kCapacity;
-    senders[slot].store(info ? info->si_pid : 0);
-    numbers[slot].store(number);
+// The parent of pid, read from /proc with system calls only (this runs in a signal handler).
+pid_t parent_of(pid_t pid) {
+    char path[48] = "/proc/";
+    std::size_t at = 6;
+    char digits[16];
+    int n = 0;
+    for (pid_t v = pid; v > 0 && n < 15; v /= 10) digits[n++] = char('0' + v % 10);
+    while (n > 0) path[at++] = digits[--n];
+    for (const char* tail = "/stat"; *tail;) path[at++] = *tail++;
+    path[at] = '\0';
+    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    char buf[512];
+    ssize_t got = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    if (got <= 0) return 0;
+    buf[got] = '\0';
+    const char* close = nullptr;
+    for (ssize_t i = 0; i < got; ++i)
+        if (buf[i] == ')') close = buf + i;
+    if (!close || close + 4 >= buf + got) return 0;
+    pid_t parent = 0;
+    for (const char* p = close + 4; *p >= '0' && *p <= '9'; ++p) parent = parent * 10 + (*p - '0');
+    return parent;
 }
 
-pid_t parent_of(pid_t pid) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    auto close = stat.rfind(')');
-    if (close == std::string::npos || close + 4 > stat.size()) return 0;
-    return pid_t(std::atol(stat.c_str() + close + 4));
+pid_t watched_ancestor(pid_t pid) {
+    for (int depth = 0; depth < 256 && pid > 1; ++depth) {
+        for (const auto& root : watched)
+            if (root.load() == pid) return pid;
+        pid = parent_of(pid);
+    }
+    return 0;
+}
+
+void record(int number, siginfo_t* info, void*) {
+    int saved = errno;
+    pid_t sender = info ? info->si_pid : 0;
+    std::size_t slot = written.fetch_add(1) % kCapacity;
+    senders[slot].store(sender);
+    roots[slot].store(sender > 0 ? watched_ancestor(sender) : 0);
+    numbers[slot].store(number);
+    errno = saved;
 }
 
 bool terminates(int number) {
@@ -53,39 +87,53 @@ void watch_signals() {
     }
 }
 
+void watch_process(pid_t root) {
+    for (auto& slot : watched) {
+        pid_t empty = 0;
+        if (slot.compare_exchange_strong(empty, root)) return;
+    }
+}
+
+void unwatch_process(pid_t root) {
+    for (auto& slot : watched) {
+        pid_t expected = root;
+        slot.compare_exchange_strong(expected, 0);
+    }
+}
+
 std::vector<ReceivedSignal> take_signals() {
     std::vector<ReceivedSignal> out;
     std::size_t end = written.load();
     if (end - read_upto > kCapacity) read_upto = end - kCapacity;
     for (; read_upto < end; ++read_upto) {
         std::size_t slot = read_upto % kCapacity;
-        out.push_back({numbers[slot].load(), senders[slot].load()});
+        out.push_back({numbers[slot].load(), senders[slot].load(), roots[slot].load()});
     }
     return out;
 }
 
-bool in_process_tree(pid_t pid, pid_t ancestor) {
-    for (int depth = 0; depth < 4096 && pid > 1; ++depth) {
-        if (pid == ancestor) return true;
-        pid = parent_of(pid);
-    }
-    return false;
+const char* signal_name(int number) {
+    static thread_local std::string name;
+    const char* abbrev = sigabbrev_np(number);
+    name = abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(number);
+    return name.c_str();
+}
+
+void obey(const ReceivedSignal& s) {
+    if (!terminates(s.number)) return;
+    ::signal(s.number, SIG_DFL);
+    ::raise(s.number);
+    std::_Exit(128 + s.number);
 }
 
 void check_signals(pid_t sandbox) {
     for (const ReceivedSignal& s : take_signals()) {
-        const char* name = sigabbrev_np(s.number);
-        std::string signal = std::string("SIG") + (name ? name : std::to_string(s.number).c_str());
-        if (sandbox > 0 && s.sender > 0 && in_process_tree(s.sender, sandbox))
+        if (sandbox > 0 && s.root == sandbox)
             throw protocol::FaultError(protocol::FaultKind::integrity,
                                        "the candidate's process " + std::to_string(s.sender) +
-                                           " sent " + signal + " to kbench's judge",
+                                           " sent " + signal_name(s.number) + " to kbench's judge",
                                        "signalled_kbench");
-        if (terminates(s.number)) {
-            ::signal(s.number, SIG_DFL);
-            ::raise(s.number);
-            std::_Exit(128 + s.number);
-        }
+        obey(s);
     }
 }
 

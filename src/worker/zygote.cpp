@@ -110,8 +110,10 @@ class Zygote {
     int serve() {
         py::module_ torch = py::module_::import("torch");
         // Imported here, before any fork: a sandbox whose user cannot read them still has them.
-        for (const char* module : {"torch.utils.cpp_extension", "kbench_worker.extensions",
-                                   "importlib.util", "inspect", "functools"})
+        // Nothing that initialises CUDA (torch.utils.cpp_extension does, at import): a child
+        // forked after that cannot use the GPU.
+        for (const char* module :
+             {"kbench_worker.extensions", "importlib.util", "inspect", "functools"})
             py::module_::import(module);
         py::object cuda = torch.attr("version").attr("cuda");
         protocol::ZygoteHello hello{
@@ -120,6 +122,7 @@ class Zygote {
             py::str(py::module_::import("sys").attr("version")).cast<std::string>().substr(0, 16)};
         sandbox::send_message(fd_, hello.to_json());
         while (auto message = sandbox::recv_message(fd_)) {
+            attribute_signals();
             json reply;
             try {
                 Op op = protocol::op_of(message->body);
@@ -151,7 +154,21 @@ class Zygote {
     struct Child {
         sandbox::ConfinedProcess process;
         std::string cgroup;
+        std::vector<std::string> signals;  // what its processes sent to the zygote
     };
+
+    // Signals from a sandbox's processes are its own record; others are obeyed.
+    void attribute_signals() {
+        for (const ReceivedSignal& s : take_signals()) {
+            auto it = children_.find(s.root);
+            if (s.root > 0 && it != children_.end()) {
+                it->second.signals.push_back(std::string(signal_name(s.number)) + " from process " +
+                                             std::to_string(s.sender));
+                continue;
+            }
+            obey(s);
+        }
+    }
 
     // Whether CUDA starts under spec; the error when it does not.
     std::string cuda_starts_under(const sandbox::LockdownSpec& spec) {
@@ -249,6 +266,7 @@ class Zygote {
         }
         PyOS_AfterFork_Parent();
         ::close(null);
+        watch_process(child.process.pid);
         protocol::Forked out{child.process.pid, child.process.body_pid, child.process.layers};
         // A layer dropped because CUDA cannot start under it says so, not "forced off".
         for (const auto& [layer, why] : cuda_unusable_)
@@ -265,6 +283,9 @@ class Zygote {
         if (it == children_.end())
             throw ProtocolError("no process " + std::to_string(request.pid) + " to reap");
         sandbox::ConfinedEnd end = sandbox::wait_confined(it->second.process);
+        attribute_signals();
+        std::vector<std::string> signals = it->second.signals;
+        unwatch_process(pid_t(request.pid));
         cgroups_.remove(it->second.cgroup);
         children_.erase(it);
         kill_strays();
@@ -274,6 +295,7 @@ class Zygote {
         r.code = r.exited ? WEXITSTATUS(end.wait_status) : 0;
         r.signal = WIFSIGNALED(end.wait_status) ? WTERMSIG(end.wait_status) : 0;
         r.leftovers = end.leftovers;
+        r.signals = signals;
         return r;
     }
 
@@ -307,6 +329,7 @@ class Zygote {
 
 int zygote_main(int fd, const std::string& device_kind) {
     sandbox::make_undumpable();
+    watch_signals();
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
     Zygote zygote(fd, device_kind);
     return zygote.serve();
