@@ -134,6 +134,53 @@ bool BuildCache::place_modules(const std::string& key, const fs::path& dest,
     return placed;
 }
 
+void BuildCache::keep_files(const std::string& key, const std::string& set,
+                            const fs::path& from) const {
+    std::error_code ignored;
+    if (!fs::exists(from) || fs::is_empty(from, ignored)) return;
+    auto held = lock(key);
+    fs::path to = dir(key) / set;
+    fs::remove_all(to, ignored);
+    fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ignored);
+    json files = json::object();
+    for (const auto& entry : fs::recursive_directory_iterator(to, ignored)) {
+        if (entry.is_symlink()) {
+            fs::remove(entry.path(), ignored);
+            continue;
+        }
+        if (entry.is_regular_file())
+            files[fs::relative(entry.path(), to).string()] = file_sha256(entry.path());
+    }
+    write_file_atomic(dir(key) / (set + ".json"), json{{"files", files}}.dump(2));
+}
+
+bool BuildCache::place_files(const std::string& key, const std::string& set,
+                             const fs::path& dest) const {
+    fs::path from = dir(key) / set;
+    fs::path record = dir(key) / (set + ".json");
+    if (!fs::exists(record)) return false;
+    std::map<std::string, std::string> files;
+    try {
+        json j = json::parse(read_file(record));
+        Fields f(j, set + " record");
+        for (const auto& [path, hash] : f.object("files").items())
+            files[path] = hash.get<std::string>();
+    } catch (const std::exception&) {
+        return false;
+    }
+    for (const auto& [file, hash] : files) {
+        fs::path target = dest / file;
+        fs::create_directories(target.parent_path());
+        fs::copy_file(from / file, target, fs::copy_options::overwrite_existing);
+        if (file_sha256(target) != hash) {
+            std::error_code ignored;
+            fs::remove_all(dest, ignored);
+            return false;
+        }
+    }
+    return true;
+}
+
 BuildCache::Lock BuildCache::lock(const std::string& key) const {
     fs::create_directories(dir(key));
     return Lock(dir(key) / ".lock");

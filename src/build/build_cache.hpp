@@ -48,6 +48,12 @@ class BuildCache {
     // NAME/NAME.so; false when the entry has none or one fails its check.
     bool place_modules(const std::string& key, const fs::path& dest, std::string* altered) const;
 
+    // A set of files a sandbox made that later sandboxes of the same candidate may reuse (its
+    // Triton cache): copied in by kbench with their hashes, checked when handed out.
+    void keep_files(const std::string& key, const std::string& set, const fs::path& from) const;
+    // Copies the set under dest if it is all there as recorded; false otherwise.
+    bool place_files(const std::string& key, const std::string& set, const fs::path& dest) const;
+
     // An exclusive lock on one key, so that concurrent builds of one source build it once.
     class Lock {
       public:

@@ -18,6 +18,9 @@ BuilderPool::BuilderPool(BuilderOptions options)
     fs::create_directories(options_.scratch_dir);
     WorkerEnvironment env = options_.env;
     env.device_kind = "cpu";
+    // Builds give way to timing: a compiler that takes a core from the judge or a sandbox makes
+    // their requests wait, and the judge's clock counts the sandbox's waiting.
+    env.nice = 10;
     zygote_ = std::make_unique<WorkerProcess>(env, "zygote", "builder-zygote");
 }
 
@@ -73,6 +76,7 @@ std::map<std::string, std::string> BuilderPool::prepare_sandbox(const std::strin
         {"TMPDIR", scratch.string()},
         {"USER", "kbench-sandbox"}};
     std::string altered;
+    cache_.place_files(key, "triton", scratch / "triton");
     if (!cache_.place_modules(key, scratch / "prebuilt", &altered) && !altered.empty())
         note("the cached build for a candidate failed its check (" + altered +
              "); the sandbox builds it again");
@@ -80,6 +84,14 @@ std::map<std::string, std::string> BuilderPool::prepare_sandbox(const std::strin
     // Builder and sandbox agree on the targets, should the sandbox have to build.
     if (!architectures_.empty()) env["TORCH_CUDA_ARCH_LIST"] = architectures_;
     return env;
+}
+
+void BuilderPool::keep_run_time_builds(const std::string& key, const fs::path& scratch) const {
+    try {
+        cache_.keep_files(key, "triton", scratch / "triton");
+    } catch (const std::exception& e) {
+        note(std::string("could not keep a sandbox's Triton cache: ") + e.what());
+    }
 }
 
 void BuilderPool::prebuild(const std::vector<CandidateSpec>& candidates) {

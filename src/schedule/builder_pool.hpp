@@ -64,6 +64,10 @@ class BuilderPool {
     std::map<std::string, std::string> prepare_sandbox(const std::string& key,
                                                        const fs::path& scratch) const;
 
+    // Keeps what the candidate's sandbox compiled at run time (Triton's cache) for its next
+    // sandboxes, checked like any other build.
+    void keep_run_time_builds(const std::string& key, const fs::path& scratch) const;
+
     int width() const;
 
   private:

@@ -27,6 +27,7 @@ struct WorkerEnvironment {
     std::vector<int> cpu_cores;       // where the workers may run (empty: anywhere); their
                                       // PyTorch uses as many threads
     fs::path log_dir;                 // worker logs
+    int nice = 0;                     // added to the workers' niceness
 };
 
 // A long-lived trusted worker (judge or zygote): python -m kbench_worker ROLE 3 DEVICE, with a

@@ -18,8 +18,6 @@ import inspect
 import os
 import sys
 
-import torch.utils.cpp_extension as cpp_extension
-
 _installed = False
 
 
@@ -73,6 +71,10 @@ def install(prebuilt=""):
     if _installed:
         return
     _installed = True
+    # Imported here, not with this module: its import initialises CUDA, which the zygote that
+    # imports this module must not do before it forks.
+    import torch.utils.cpp_extension as cpp_extension
+
     libstdcxx = _loaded_libstdcxx()
     cpp_extension.load = _wrap(cpp_extension.load, libstdcxx, prebuilt)
     cpp_extension.load_inline = _wrap(cpp_extension.load_inline, libstdcxx, prebuilt)
