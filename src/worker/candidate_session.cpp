@@ -7,6 +7,7 @@
 #include "worker/python_program.hpp"
 #include "worker/signals.hpp"
 #include "worker/timing/remote_measurement.hpp"
+#include "worker/timing/statistics.hpp"
 
 namespace kbench::worker {
 namespace {
@@ -155,10 +156,22 @@ protocol::SandboxAttached CandidateSession::attach(double limit_s) {
             calls += timing::call_sample(r.event_us, r.host_us, device_.is_cuda()).us;
         return std::max(0.0, outcome.wall_us - calls);
     };
+    // A machine busy for a moment would make the spread, and so the clock's margin, wide for the
+    // whole candidate: up to three rounds, and the one of least spread is kept.
     std::vector<double> one_us, many_us;
-    for (int i = 0; i < 12; ++i) {
-        auto outcome = exchange_.run({one}, true, false, true);
-        if (i >= 2) one_us.push_back(overhead_of(outcome));
+    double least_spread = 0;
+    for (int round = 0; round < 3; ++round) {
+        std::vector<double> values;
+        for (int i = 0; i < 12; ++i) {
+            auto outcome = exchange_.run({one}, true, false, true);
+            if (i >= 2) values.push_back(overhead_of(outcome));
+        }
+        double spread = timing::fit_overhead(values, {}, 0).spread_us;
+        if (round == 0 || spread < least_spread) {
+            least_spread = spread;
+            one_us = values;
+        }
+        if (least_spread <= std::max(5.0, 0.1 * timing::median(one_us))) break;
     }
     constexpr int kMany = 4;
     std::size_t call_bytes = std::max<std::size_t>(p_.trial_bytes, 1);
@@ -267,6 +280,9 @@ protocol::CorrectnessChecked CandidateSession::correctness(
 
 protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest& request) {
     exchange_.set_deadline(request.limit_s, "timing");
+    // The reference harness's protocol flushes with a buffer of its own size.
+    if (request.timing.protocol == Mode::kernelbench)
+        exchange_.set_flush_bytes(std::size_t(request.timing.kb_flush_bytes));
     protocol::CandidateTimed out;
     TimedCalls calls(*this);
     // A request spans about a millisecond on a GPU (two on a CPU, whose clock is coarser

@@ -63,22 +63,7 @@ void Exchange::send(const json& message, const std::vector<int>& fds) {
     std::size_t done = 0;
     bool fds_sent = fds.empty();
     while (done < frame.size()) {
-        iovec iov{frame.data() + done, frame.size() - done};
-        msghdr msg{};
-        msg.msg_iov = &iov;
-        msg.msg_iovlen = 1;
-        std::vector<char> control;
-        if (!fds_sent) {
-            control.resize(CMSG_SPACE(sizeof(int) * fds.size()));
-            msg.msg_control = control.data();
-            msg.msg_controllen = control.size();
-            cmsghdr* c = CMSG_FIRSTHDR(&msg);
-            c->cmsg_level = SOL_SOCKET;
-            c->cmsg_type = SCM_RIGHTS;
-            c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
-            std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
-        }
-        ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+        ssize_t n = sandbox::send_frame_part(fd_, frame, done, fds_sent ? std::vector<int>{} : fds);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             pollfd p{fd_, POLLOUT, 0};
@@ -251,9 +236,11 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
                                 bool null_model) {
     check_outputs_unchanged();
     refuse_early_data();
-    if (!flush_.defined())
-        flush_ = at::empty({std::int64_t(std::max<std::size_t>(2 * device_.cache_bytes(), 1))},
+    if (!flush_.defined()) {
+        std::size_t bytes = flush_bytes_ ? flush_bytes_ : 2 * device_.cache_bytes();
+        flush_ = at::empty({std::int64_t(std::max<std::size_t>(bytes, 1))},
                            at::TensorOptions().dtype(at::kByte).device(device_.torch_device()));
+    }
     cpu_inputs_.clear();  // the last request's memfds: the sandbox was told to drop them
     protocol::CallBatch batch;
     // Unpredictable, so that no reply can be written before its request exists.
@@ -282,6 +269,7 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
     // The clock starts before the inputs reach anything the sandbox can see. On a GPU they are
     // copied into the shared buffers now, and the cache flushed after.
     auto t0 = Clock::now();
+    std::uint64_t waited0 = run_delay_.now_ns();
     if (device_.is_cuda()) {
         for (std::size_t i = 0; i < calls.size(); ++i)
             for (std::size_t j = 0; j < positions_[i].input_views.size(); ++j)
@@ -299,7 +287,10 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
         pos.digests.clear();
         for (const at::Tensor& out : pos.output_views) pos.digests.push_back(digest(out));
     }
-    outcome.wall_us = micros_between(t0, Clock::now());
+    auto t1 = Clock::now();
+    std::uint64_t waited1 = run_delay_.now_ns();
+    outcome.judge_waited_us = waited1 > waited0 ? double(waited1 - waited0) / 1000.0 : 0.0;
+    outcome.wall_us = std::max(0.0, micros_between(t0, t1) - outcome.judge_waited_us);
     if (outcome.done.nonce != batch.nonce)
         throw FaultError(
             FaultKind::protocol_violation,

@@ -17,6 +17,7 @@
 #include "worker/device.hpp"
 #include "worker/reference_problem.hpp"
 #include "worker/shared_tensor.hpp"
+#include "worker/timing/run_delay.hpp"
 
 namespace kbench::worker {
 
@@ -39,6 +40,11 @@ class Exchange {
 
     // Until when the sandbox may take, and what to call the phase in a timeout's message.
     void set_deadline(double seconds, const std::string& phase);
+    // Bytes the judge writes to flush the cache before a timed request (0: twice the cache).
+    void set_flush_bytes(std::size_t bytes) {
+        flush_bytes_ = bytes;
+        flush_ = at::Tensor();
+    }
     // Where within the phase the next requests are ("trial 2"), for faults' messages.
     void set_where(const std::string& where) { where_ = where; }
     const std::string& where() const { return where_; }
@@ -58,7 +64,10 @@ class Exchange {
         std::vector<OutputShape> outputs;
     };
     struct Outcome {
-        double wall_us = 0;  // from before the inputs were handed over to the outputs' capture
+        // From before the inputs were handed over to the outputs' capture, less the time the
+        // judge itself waited for a CPU meanwhile.
+        double wall_us = 0;
+        double judge_waited_us = 0;
         protocol::CallsDone done;
     };
     // Calls back to back in one request. timed: the judge flushes the cache before the first and
@@ -87,6 +96,7 @@ class Exchange {
 
     void send(const json& message, const std::vector<int>& fds);
     json receive();
+    timing::RunDelay run_delay_;
     template <typename Reply>
     Reply decode(const json& message) {
         protocol::Reply<Reply> reply;
@@ -132,6 +142,7 @@ class Exchange {
     std::vector<std::uint64_t> retired_;                     // slots to drop with the next request
     std::vector<std::shared_ptr<SharedBuffer>> cpu_inputs_;  // this request's memfds
     at::Tensor flush_;  // written before timed requests: the cache holds nothing of theirs
+    std::size_t flush_bytes_ = 0;
 };
 
 }  // namespace kbench::worker
