@@ -50,6 +50,25 @@ struct NoPythonDispatch {
 
 // The candidate's process: kbench's part of it loads the candidate and runs it on what the judge
 // hands over. Nothing here is trusted by the judge: it checks the bytes and keeps the clock.
+// Keeps Python's cyclic collector off while it lives, but for resume() .. pause() spans; where
+// the program had turned it off itself, it stays off.
+class CollectorPause {
+  public:
+    CollectorPause() : enabled_(PyGC_Disable() != 0) {}
+    ~CollectorPause() { resume(); }
+    CollectorPause(const CollectorPause&) = delete;
+    CollectorPause& operator=(const CollectorPause&) = delete;
+
+    void pause() { enabled_ = PyGC_Disable() != 0; }
+    void resume() {
+        if (enabled_) PyGC_Enable();
+        enabled_ = false;
+    }
+
+  private:
+    bool enabled_;
+};
+
 class Harness {
   public:
     explicit Harness(int fd) : fd_(fd) {}
@@ -218,7 +237,7 @@ class Harness {
                     targets[i].scalar_type() == t.scalar_type() &&
                     targets[i].device() == t.device()) {
                     at::Tensor target = targets[i];
-                    plain_copy(target, t);
+                    undispatched_copy(target, t);
                     o.copied = true;
                 }
             }
@@ -234,6 +253,10 @@ class Harness {
         Device& d = device();
         protocol::CallsDone done;
         done.nonce = b.nonce;
+        // Python's collector runs only inside model calls: one that the harness's own allocations
+        // set off would run the candidate's gc callbacks outside the timed window, where the
+        // request's inputs already exist.
+        CollectorPause collector;
         for (std::size_t i = 0; i < b.calls.size(); ++i) {
             const protocol::CallSpec& spec = b.calls[i];
             std::vector<at::Tensor> inputs, targets;
@@ -244,12 +267,14 @@ class Harness {
             if (b.timed && i > 0) timer_->flush_cache();
             d.synchronize();
             py::object result;
+            collector.resume();
             auto host0 = HostClock::now();
             timer_->start();
             result = b.null_model ? null_result(targets) : model_(*args);
             timer_->stop();
             d.synchronize();
             auto host1 = HostClock::now();
+            collector.pause();
             double host_us = std::chrono::duration<double, std::micro>(host1 - host0).count();
             double event_us = timer_->has_stream_clock() ? timer_->stream_elapsed_us() : host_us;
             protocol::CallResult r = report_and_copy(result, inputs, targets);
