@@ -116,4 +116,47 @@ TEST_F(Trust, AChangedBuildIsBuiltAgain) {
     EXPECT_NE(second.err.find("building it again"), std::string::npos) << second.err;
 }
 
+// Without the layers that keep them out of reach, a candidate can signal kbench's judge and
+// zygote: each records who sent what, and the candidate's verdict says so.
+TEST_F(Trust, SignalsFromACandidateToKbenchAreItsAttack) {
+    std::string candidate = (dir_ / "signals.py").string();
+    std::ofstream(candidate) << R"PY(import os
+import signal
+import torch
+import torch.nn as nn
+
+
+def targets():
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = open(f"/proc/{entry}/cmdline", "rb").read()
+        except OSError:
+            continue
+        if b"kbench_worker" in cmdline and (b"judge" in cmdline or b"zygote" in cmdline):
+            found.append(int(entry))
+    return found
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        for pid in targets():
+            if pid != os.getpid():
+                try:
+                    os.kill(pid, signal.SIGUSR1)
+                except OSError:
+                    pass
+        return torch.relu(x)
+)PY";
+    auto r = run_command(check("KBENCH_SANDBOX_DISABLE=pid_namespace,landlock,identity",
+                               KBENCH_TEST_CACHE, candidate));
+    json v = first_verdict(r.out);
+    ASSERT_TRUE(v.is_object()) << r.err;
+    EXPECT_EQ(v["status"], "rejected") << v.dump(2);
+    EXPECT_NE(v.dump().find("signalled_kbench"), std::string::npos) << v.dump(2);
+    EXPECT_NE(v.dump().find("SIGUSR1"), std::string::npos) << v.dump(2);
+}
+
 }  // namespace
