@@ -129,14 +129,15 @@ json OutputReport::to_json() const {
                 {"dtype", dtype},
                 {"device", device},
                 {"aliases_input", aliases_input},
-                {"copied", copied}};
+                {"copied", copied},
+                {"digest", digest}};
 }
 
 OutputReport OutputReport::from_json(const json& j) {
     Fields f(j, "output report");
     return {f.flag("is_tensor"),        f.flag("plain"), f.text("type"),
             f.integers("shape"),        f.text("dtype"), f.text("device"),
-            f.integer("aliases_input"), f.flag("copied")};
+            f.integer("aliases_input"), f.flag("copied"),  f.integer("digest")};
 }
 
 json CallResult::to_json() const {

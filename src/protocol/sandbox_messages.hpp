@@ -123,6 +123,7 @@ struct OutputReport {
     std::string device;
     std::int64_t aliases_input = -1;  // the input whose memory it shares, or -1
     bool copied = false;
+    std::int64_t digest = 0;  // of the judge's buffer once copied into (on a CPU), else 0
 
     json to_json() const;
     static OutputReport from_json(const json& j);

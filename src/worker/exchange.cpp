@@ -303,6 +303,21 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
                              std::to_string(outcome.done.results.size()) + " calls of " +
                              std::to_string(calls.size()),
                          "protocol_violation", where_);
+    // On a CPU the sandbox says what it copied into each output; anything else read here was
+    // written after that, by work still going on after the call returned.
+    if (!device_.is_cuda())
+        for (std::size_t i = 0; i < calls.size(); ++i) {
+            const auto& reported = outcome.done.results[i].outputs;
+            const auto& digests = positions_[i].digests;
+            for (std::size_t k = 0; k < std::min(reported.size(), digests.size()); ++k)
+                if (reported[k].copied && reported[k].digest != digests[k])
+                    throw FaultError(FaultKind::integrity,
+                                     "output " + std::to_string(k) +
+                                         " changed between the sandbox's copy and the judge's "
+                                         "read: the candidate's work went on after its call "
+                                         "returned",
+                                     "output_written_after_reply", where_);
+        }
     return outcome;
 }
 

@@ -87,6 +87,8 @@ class Harness {
             for (int fd : message->fds)
                 if (fd >= 0) ::close(fd);
             sandbox::send_message(fd_, reply);
+            held_tensors_.clear();
+            held_objects_.clear();
         }
         return 0;
     }
@@ -239,6 +241,9 @@ class Harness {
                     at::Tensor target = targets[i];
                     undispatched_copy(target, t);
                     o.copied = true;
+                    // What the judge must read back: a change after this is work done after
+                    // the call returned.
+                    if (target.device().is_cpu() && target.is_contiguous()) o.digest = digest(target);
                 }
             }
             r.outputs.push_back(o);
@@ -281,6 +286,12 @@ class Harness {
             r.event_us = event_us;
             r.host_us = host_us;
             done.results.push_back(std::move(r));
+            // Released only once the reply is sent: finalizers and weakref callbacks the candidate
+            // hung on them would otherwise run here, after its clock, before the reply.
+            held_objects_.push_back(std::move(result));
+            held_objects_.push_back(std::move(args));
+            for (at::Tensor& t : inputs) held_tensors_.push_back(std::move(t));
+            for (at::Tensor& t : targets) held_tensors_.push_back(std::move(t));
         }
         d.synchronize();
         return done;
@@ -292,6 +303,8 @@ class Harness {
     std::map<std::uint64_t, std::unique_ptr<MappedBuffer>> slots_;
     at::ScalarType dtype_ = at::kFloat;
     py::object model_;
+    std::vector<py::object> held_objects_;  // a request's results and arguments, until its reply
+    std::vector<at::Tensor> held_tensors_;
 };
 
 }  // namespace
