@@ -170,11 +170,11 @@ bool BuildCache::place_files(const std::string& key, const std::string& set,
     }
     for (const auto& [file, hash] : files) {
         fs::path target = dest / file;
-        fs::create_directories(target.parent_path());
-        fs::copy_file(from / file, target, fs::copy_options::overwrite_existing);
-        if (file_sha256(target) != hash) {
-            std::error_code ignored;
-            fs::remove_all(dest, ignored);
+        std::error_code error;
+        fs::create_directories(target.parent_path(), error);
+        if (!error) fs::copy_file(from / file, target, fs::copy_options::overwrite_existing, error);
+        if (error || file_sha256(target) != hash) {  // missing or changed: none of it is used
+            fs::remove_all(dest, error);
             return false;
         }
     }
