@@ -63,6 +63,7 @@ std::vector<std::string> gpu_ids(const std::string& spec) {
 std::string config_key(const CheckConfig& c, const std::string& device_kind) {
     json j = {{"mode", std::string(to_string(c.mode))},
               {"precision", std::string(to_string(c.precision))},
+              {"tf32", c.tf32},
               {"trials", c.trials},
               {"seed", c.seed},
               {"atol", c.atol()},

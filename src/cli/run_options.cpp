@@ -16,9 +16,13 @@ void add_run_options(CLI::App* cmd, RunOptions& o) {
     cmd->add_option("--seed", o.seed, "Base seed")->capture_default_str();
     cmd->add_option("--mode", o.mode, "strict (every check) or kernelbench (the reference harness)")
         ->capture_default_str();
+    cmd->add_option("--tf32", o.tf32,
+                    "off (float32 at full precision: strict's default), on (TF32 allowed, "
+                    "tolerance 1e-2) or default (PyTorch's defaults: kernelbench's default)");
     cmd->add_option("--backend", o.backend, "cuda, triton or cpu; default: from the source")
         ->capture_default_str();
-    cmd->add_option("--tol", o.tolerance, "atol = rtol (default: fp32 1e-4, fp16/bf16 1e-2)");
+    cmd->add_option("--tol", o.tolerance,
+                    "atol = rtol (default: fp32 1e-4, fp16/bf16 and fp32 with --tf32 on 1e-2)");
     cmd->add_flag("--quiet,-q", o.quiet, "No progress lines on stderr");
     cmd->add_flag("--verbose,-v", o.verbose, "A progress line per phase");
     cmd->add_flag("--no-timing", o.no_timing, "Check correctness only");
@@ -46,6 +50,7 @@ CheckConfig make_config(const RunOptions& o, const std::string& device_label) {
     CheckConfig config;
     config.mode = parse_mode(o.mode);
     config.precision = parse_precision(o.precision);
+    config.tf32 = parse_tf32(o.tf32, config.mode);
     config.trials = o.trials;
     config.seed = o.seed;
     config.device = device_label;

@@ -15,6 +15,7 @@ namespace kbench::cli {
 struct RunOptions {
     std::string precision = "fp32";
     std::string mode = "strict";
+    std::string tf32;  // empty: the mode's default
     std::string backend = "auto";
     int trials = 5;
     std::uint64_t seed = 42;

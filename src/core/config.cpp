@@ -53,8 +53,16 @@ Backend parse_backend(std::string_view text) {
     throw UsageError("unknown backend '" + std::string(text) + "'", "use cuda, triton or cpu");
 }
 
-double default_tolerance(Precision precision) {
-    return precision == Precision::fp32 ? 1e-4 : 1e-2;
+std::string parse_tf32(std::string_view text, Mode mode) {
+    if (text.empty()) return mode == Mode::strict ? "off" : "default";
+    if (text == "off" || text == "on" || text == "default") return std::string(text);
+    throw UsageError("unknown TF32 setting '" + std::string(text) + "'",
+                     "use off (float32 at full precision), on (TF32 allowed, at fp16's tolerance) "
+                     "or default (PyTorch's defaults)");
+}
+
+double default_tolerance(Precision precision, std::string_view tf32) {
+    return precision == Precision::fp32 && tf32 != "on" ? 1e-4 : 1e-2;
 }
 
 json TimingConfig::to_json() const {

@@ -23,8 +23,14 @@ Mode parse_mode(std::string_view text);
 Precision parse_precision(std::string_view text);
 Backend parse_backend(std::string_view text);
 
-// KernelBench's tolerance: fp32 1e-4, fp16 and bf16 1e-2, used as both atol and rtol.
-double default_tolerance(Precision precision);
+// The precision policy for float32: TF32 "off" (strict mode's default: TF32 off for cuBLAS and
+// cuDNN, matmul precision "highest"), "on" (TF32 allowed), or "default" (PyTorch's defaults,
+// as the reference harness runs; kernelbench mode's default). Empty text: the mode's default.
+std::string parse_tf32(std::string_view text, Mode mode);
+
+// KernelBench's tolerance: fp32 1e-4, fp16 and bf16 1e-2, used as both atol and rtol. fp32 with
+// TF32 on gets fp16's (TF32 keeps fp16's 10-bit mantissa).
+double default_tolerance(Precision precision, std::string_view tf32 = "off");
 
 // Wall-clock limits per phase; the orchestrator kills a sandbox that overruns one.
 struct PhaseLimits {
@@ -60,6 +66,7 @@ struct TimingConfig {
 struct CheckConfig {
     Mode mode = Mode::strict;
     Precision precision = Precision::fp32;
+    std::string tf32 = "off";  // parse_tf32
     int trials = 5;
     std::uint64_t seed = 42;
     std::string device = "cuda";  // cpu, cuda or cuda:N
@@ -68,7 +75,7 @@ struct CheckConfig {
     TimingConfig timing;
     bool measure = true;  // time correct candidates and their baseline
 
-    double atol() const { return tolerance.value_or(default_tolerance(precision)); }
+    double atol() const { return tolerance.value_or(default_tolerance(precision, tf32)); }
     double rtol() const { return atol(); }
 };
 

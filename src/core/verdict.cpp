@@ -64,11 +64,13 @@ json Verdict::to_json() const {
     j["correctness"] = {{"trials_passed", correctness.trials_passed},
                         {"trials", correctness.trials},
                         {"max_abs_diff", real_json(correctness.max_abs_diff)},
-                        {"max_rel_diff", real_json(correctness.max_rel_diff)}};
+                        {"max_rel_diff", real_json(correctness.max_rel_diff)},
+                        {"arbitration", correctness.arbitration}};
     j["timing"] = timing ? timing->to_json() : json(nullptr);
     if (baseline) {
         j["baseline"] = baseline->to_json();
         j["baseline"]["kind"] = baseline_kind;
+        if (!baseline_precision.is_null()) j["baseline"]["precision"] = baseline_precision;
     } else {
         j["baseline"] = nullptr;
     }
@@ -104,12 +106,14 @@ Verdict Verdict::from_json(const json& j) {
     v.reason = j.value("reason", std::string());
     const auto& r = j.at("correctness");
     v.correctness = {r.value("trials_passed", 0), r.value("trials", 0),
-                     number_at(r, "max_abs_diff"), number_at(r, "max_rel_diff")};
+                     number_at(r, "max_abs_diff"), number_at(r, "max_rel_diff"),
+                     r.value("arbitration", json())};
     if (j.contains("timing") && !j["timing"].is_null())
         v.timing = TimingResult::from_json(j["timing"]);
     if (j.contains("baseline") && !j["baseline"].is_null()) {
         v.baseline = TimingResult::from_json(j["baseline"]);
         v.baseline_kind = j["baseline"].value("kind", std::string("eager"));
+        v.baseline_precision = j["baseline"].value("precision", json());
     }
     if (j.contains("speedup") && !j["speedup"].is_null()) v.speedup = number_at(j, "speedup");
     if (j.contains("speedup_ci95") && j["speedup_ci95"].is_array() && j["speedup_ci95"].size() == 2)

@@ -29,6 +29,9 @@ struct CorrectnessResult {
     int trials = 0;
     double max_abs_diff = 0;
     double max_rel_diff = 0;
+    // Trials that missed the tolerance and were judged again against the reference at a wider
+    // precision (float64 for fp32): null when none was.
+    json arbitration;
 };
 
 // Summary of one set of timing samples, in microseconds.
@@ -72,6 +75,7 @@ struct Verdict {
     std::optional<TimingResult> timing;
     std::optional<TimingResult> baseline;
     std::string baseline_kind = "eager";
+    json baseline_precision;  // the precision flags the baseline was timed under
     std::optional<double> speedup;
     std::optional<std::pair<double, double>> speedup_ci95;
     std::vector<Finding> integrity;

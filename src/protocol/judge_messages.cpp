@@ -37,25 +37,28 @@ json PrepareProblem::to_json() const {
                 {"sha256", sha256},       {"seed", seed},
                 {"trials", trials},       {"precision", precision},
                 {"mode", mode},           {"atol", real_json(atol)},
-                {"rtol", real_json(rtol)}};
+                {"rtol", real_json(rtol)},         {"tf32", tf32}};
 }
 
 PrepareProblem PrepareProblem::from_json(const json& j) {
     Fields f(j, "prepare request");
     return {f.text("name"),  f.text("code"),    f.text("sha256"),
             f.count("seed"), f.small("trials"), f.text("precision"),
-            f.text("mode"),  f.real("atol"),    f.real("rtol")};
+            f.text("mode"),  f.real("atol"),    f.real("rtol"),
+            f.text("tf32")};
 }
 
 json ProblemPrepared::to_json() const {
     return json{{"cached", cached},
                 {"inputs_seconds", real_json(inputs_seconds)},
-                {"trial_bytes", trial_bytes}};
+                {"trial_bytes", trial_bytes},
+                {"precision", precision}};
 }
 
 ProblemPrepared ProblemPrepared::from_json(const json& j) {
     Fields f(j, "prepare reply");
-    return {f.flag("cached"), f.real("inputs_seconds"), f.count("trial_bytes")};
+    return {f.flag("cached"), f.real("inputs_seconds"), f.count("trial_bytes"),
+            f.object("precision")};
 }
 
 json AttachRequest::to_json() const {
@@ -110,13 +113,16 @@ json CorrectnessChecked::to_json() const {
                 {"trials_passed", trials_passed},
                 {"max_abs_diff", real_json(max_abs_diff)},
                 {"max_rel_diff", real_json(max_rel_diff)},
-                {"failure", failure}};
+                {"failure", failure},
+                {"arbitration", arbitration}};
 }
 
 CorrectnessChecked CorrectnessChecked::from_json(const json& j) {
     Fields f(j, "correctness reply");
     CorrectnessChecked c{f.small("trials"), f.small("trials_passed"), f.real("max_abs_diff"),
-                         f.real("max_rel_diff"), f.text("failure")};
+                         f.real("max_rel_diff"), f.text("failure"), f.any("arbitration")};
+    if (!c.arbitration.is_null() && !c.arbitration.is_object())
+        throw ProtocolError("correctness reply: arbitration is neither null nor an object");
     if (c.trials_passed < 0 || c.trials_passed > c.trials)
         throw ProtocolError("correctness reply: " + std::to_string(c.trials_passed) + " of " +
                             std::to_string(c.trials) + " trials passed");
@@ -183,7 +189,8 @@ json CandidateTimed::to_json() const {
     return json{{"measured", measured.to_json()},
                 {"findings", findings_out},
                 {"checked_calls", checked_calls},
-                {"failure", failure}};
+                {"failure", failure},
+                {"arbitration", arbitration}};
 }
 
 CandidateTimed CandidateTimed::from_json(const json& j) {
@@ -191,6 +198,9 @@ CandidateTimed CandidateTimed::from_json(const json& j) {
     CandidateTimed t;
     t.failure = f.text("failure");
     t.checked_calls = f.count("checked_calls");
+    t.arbitration = f.any("arbitration");
+    if (!t.arbitration.is_null() && !t.arbitration.is_object())
+        throw ProtocolError("timing reply: arbitration is neither null nor an object");
     for (const json& item : f.array("findings")) t.findings.push_back(finding_from(item));
     if (t.failure.empty()) t.measured = Measured::from_json(f.object("measured"));
     return t;
@@ -206,12 +216,12 @@ BaselineRequest BaselineRequest::from_json(const json& j) {
 }
 
 json BaselineTimed::to_json() const {
-    return json{{"measured", measured.to_json()}};
+    return json{{"measured", measured.to_json()}, {"precision", precision}};
 }
 
 BaselineTimed BaselineTimed::from_json(const json& j) {
     Fields f(j, "baseline reply");
-    return {Measured::from_json(f.object("measured"))};
+    return {Measured::from_json(f.object("measured")), f.object("precision")};
 }
 
 json Health::to_json() const {

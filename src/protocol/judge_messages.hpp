@@ -30,6 +30,7 @@ struct PrepareProblem {
     std::string precision = "fp32";
     std::string mode = "strict";
     double atol = 1e-4, rtol = 1e-4;
+    std::string tf32 = "off";  // the precision policy: "off", "on" or "default"
 
     json to_json() const;
     static PrepareProblem from_json(const json& j);
@@ -39,6 +40,7 @@ struct ProblemPrepared {
     bool cached = false;            // the judge already held this problem
     double inputs_seconds = 0;      // one get_inputs() call
     std::uint64_t trial_bytes = 0;  // one call's inputs and reference outputs
+    json precision;                 // the judge's precision flags under the policy
 
     json to_json() const;
     static ProblemPrepared from_json(const json& j);
@@ -95,6 +97,9 @@ struct CorrectnessChecked {
     double max_abs_diff = 0;
     double max_rel_diff = 0;
     std::string failure;  // the first failing trial's reason; empty when all passed
+    // Trials that missed the tolerance, judged again against the reference at a wider
+    // precision (strict mode): null when no trial needed it.
+    json arbitration;
 
     json to_json() const;
     static CorrectnessChecked from_json(const json& j);
@@ -129,6 +134,7 @@ struct CandidateTimed {
     std::vector<Finding> findings;
     std::uint64_t checked_calls = 0;  // timed calls whose outputs were compared
     std::string failure;              // a checked call's failure; empty when all passed
+    json arbitration;                 // checked calls judged at a wider precision, or null
 
     json to_json() const;
     static CandidateTimed from_json(const json& j);
@@ -148,6 +154,7 @@ struct BaselineRequest {
 
 struct BaselineTimed {
     Measured measured;
+    json precision;  // the judge's precision flags while it timed the reference
 
     json to_json() const;
     static BaselineTimed from_json(const json& j);

@@ -69,12 +69,14 @@ SandboxHello SandboxHello::from_json(const json& j) {
 json AttachSandbox::to_json() const {
     return json{{"device", device},
                 {"flush_bytes", flush_bytes},
-                {"gpu_memory_fraction", gpu_memory_fraction}};
+                {"gpu_memory_fraction", gpu_memory_fraction},
+                {"tf32", tf32}};
 }
 
 AttachSandbox AttachSandbox::from_json(const json& j) {
     Fields f(j, "attach request");
-    return {f.text("device"), f.count("flush_bytes"), f.real("gpu_memory_fraction")};
+    return {f.text("device"), f.count("flush_bytes"), f.real("gpu_memory_fraction"),
+            f.text("tf32")};
 }
 
 json LoadCandidate::to_json() const {
@@ -155,12 +157,12 @@ CallResult CallResult::from_json(const json& j) {
 }
 
 json CallsDone::to_json() const {
-    return json{{"nonce", nonce}, {"results", list_json(results)}};
+    return json{{"nonce", nonce}, {"results", list_json(results)}, {"precision", precision}};
 }
 
 CallsDone CallsDone::from_json(const json& j) {
     Fields f(j, "call reply");
-    return {f.count("nonce"), list_from<CallResult>(f, "results")};
+    return {f.count("nonce"), list_from<CallResult>(f, "results"), f.object("precision")};
 }
 
 }  // namespace kbench::protocol

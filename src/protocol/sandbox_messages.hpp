@@ -69,6 +69,7 @@ struct AttachSandbox {
     std::string device;  // "cpu" or "cuda"
     std::uint64_t flush_bytes = 0;
     double gpu_memory_fraction = 0;  // soft cap on the sandbox's GPU memory; 0: none
+    std::string tf32;                // the precision policy, applied before anything is loaded
 
     json to_json() const;
     static AttachSandbox from_json(const json& j);
@@ -143,6 +144,7 @@ struct CallResult {
 struct CallsDone {
     std::uint64_t nonce = 0;
     std::vector<CallResult> results;
+    json precision;  // the sandbox's precision flags after the calls (a claim)
 
     json to_json() const;
     static CallsDone from_json(const json& j);

@@ -102,6 +102,7 @@ Verdict make_verdict(const CheckConfig& c, const ProblemSpec& problem,
                    std::string(to_string(candidate.backend)), candidate.sample_id};
     v.config = {{"mode", std::string(to_string(c.mode))},
                 {"precision", std::string(to_string(c.precision))},
+                {"tf32", c.tf32},
                 {"trials", c.trials},
                 {"seed", c.seed},
                 {"device", c.device},
@@ -113,7 +114,9 @@ Verdict make_verdict(const CheckConfig& c, const ProblemSpec& problem,
 }
 
 Verdict Evaluator::blank_verdict(const ProblemSpec& problem, const CandidateSpec& candidate) {
-    return make_verdict(options_.config, problem, candidate, device_name());
+    Verdict v = make_verdict(options_.config, problem, candidate, device_name());
+    if (!precision_state_.is_null()) v.config["precision_state"] = precision_state_;
+    return v;
 }
 
 Verdict Evaluator::evaluate(const ProblemSpec& problem, const CandidateSpec& candidate) {
@@ -198,9 +201,11 @@ void Evaluator::prepare(const ProblemSpec& problem) {
                                      std::string(to_string(c.precision)),
                                      std::string(to_string(c.mode)),
                                      c.atol(),
-                                     c.rtol()};
+                                     c.rtol(),
+                                     c.tf32};
     auto reply = judge().call<protocol::ProblemPrepared>(request, 600);
     if (reply.ok()) {
+        precision_state_ = reply.value->precision;
         detail("  reference inputs made in " + seconds_text(reply.value->inputs_seconds));
         return;
     }
@@ -213,6 +218,9 @@ void Evaluator::prepare(const ProblemSpec& problem) {
 }
 
 Verdict Evaluator::evaluate_once(const ProblemSpec& problem, const CandidateSpec& candidate) {
+    // The reference first: its failure is no candidate's, and the verdict records the judge's
+    // precision flags even when the candidate does not build.
+    prepare(problem);
     Verdict v = blank_verdict(problem, candidate);
     auto start = Clock::now();
     struct Done {
@@ -234,7 +242,6 @@ Verdict Evaluator::evaluate_once(const ProblemSpec& problem, const CandidateSpec
         v.log = capped(record.log, 16000);
         return v;
     }
-    prepare(problem);
     run_phases(problem, candidate, v);
     if (v.status == Status::runtime_error || v.status == Status::crash ||
         v.status == Status::timeout)

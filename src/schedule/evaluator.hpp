@@ -78,6 +78,7 @@ class Evaluator {
     std::unique_ptr<WorkerProcess> zygote_;
     int sandbox_count_ = 0;
     json device_info_;
+    json precision_state_;  // the judge's precision flags, once it has prepared a problem
 };
 
 }  // namespace kbench::schedule

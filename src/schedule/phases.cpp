@@ -111,6 +111,9 @@ PhaseOutcome correctness_phase(PhaseContext& c) {
     c.verdict.correctness.trials_passed = r.trials_passed;
     c.verdict.correctness.max_abs_diff = r.max_abs_diff;
     c.verdict.correctness.max_rel_diff = r.max_rel_diff;
+    c.verdict.correctness.arbitration = r.arbitration;
+    if (!r.arbitration.is_null())
+        detail(c, "  arbitration: " + r.arbitration.dump());
     detail(c, "  correctness: " + std::to_string(r.trials_passed) + "/" + std::to_string(r.trials) +
                   " trials passed");
     if (r.trials_passed == r.trials) return std::nullopt;
@@ -124,6 +127,11 @@ PhaseOutcome timing_phase(PhaseContext& c) {
     auto reply = c.judge.timing({c.config.timing, c.config.limits.timing_s});
     if (!reply.ok()) return decide_fault(*reply.fault, "timing", c);
     const protocol::CandidateTimed& r = *reply.value;
+    if (!r.arbitration.is_null()) {
+        json& a = c.verdict.correctness.arbitration;
+        if (a.is_null()) a = json::object();
+        a["timed_calls"] = r.arbitration;
+    }
     if (!r.failure.empty()) {
         c.sandbox.finish();
         c.verdict.log = capped(c.sandbox.output(), 16000);
@@ -165,6 +173,7 @@ PhaseOutcome baseline_phase(PhaseContext& c) {
     if (!reply.ok()) return decide_fault(*reply.fault, "baseline", c);
     const protocol::Measured& base = reply.value->measured;
     c.verdict.baseline = base.summary();
+    c.verdict.baseline_precision = reply.value->precision;
     const TimingResult& mine = *c.verdict.timing;
     auto statistic = mine.statistic == "mean" ? score::Statistic::mean : score::Statistic::median;
     // The candidate's samples are the summary's source; the judge sent them with it.

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/fields.hpp"
 #include "worker/python_program.hpp"
 #include "worker/signals.hpp"
 #include "worker/timing/remote_measurement.hpp"
@@ -78,6 +79,7 @@ class TimedCalls : public timing::RemoteCalls {
     }
 
     std::uint64_t checked() const { return checked_; }
+    const CandidateSession::Arbitration& arbitration() const { return arbitration_; }
 
   private:
     struct Pending {
@@ -105,9 +107,13 @@ class TimedCalls : public timing::RemoteCalls {
         ReferenceOutput reference = run_reference(s_.p_, *pending.inputs, s_.device_);
         ++checked_;
         // The claims were read with the reply; the judge compares its own copy of the outputs.
-        std::string failure =
-            s_.check_call(position, *pending.inputs, reference, claims_of(position),
-                          "timed call " + std::to_string(pending.index));
+        std::string where = "timed call " + std::to_string(pending.index);
+        CompareResult stats;
+        std::string failure = s_.check_call(position, *pending.inputs, reference,
+                                            claims_of(position), where, &stats);
+        if (!failure.empty() && s_.p_.strict && stats.values_compared)
+            failure = s_.arbitrate(position, *pending.inputs, reference, where, failure,
+                                   arbitration_);
         if (!failure.empty()) throw CheckedCallFailed{failure};
     }
 
@@ -119,6 +125,7 @@ class TimedCalls : public timing::RemoteCalls {
     std::vector<Pending> last_;
     std::vector<protocol::CallResult> claims_;  // the last request's
     std::uint64_t checked_ = 0;
+    CandidateSession::Arbitration arbitration_;
 };
 
 CandidateSession::CandidateSession(ReferenceProblem& problem, const Device& device, int fd,
@@ -144,7 +151,9 @@ protocol::SandboxAttached CandidateSession::attach(double limit_s) {
     exchange_.set_deadline(limit_s, "starting the sandbox");
     exchange_.hello();
     protocol::AttachSandbox request{device_.is_cuda() ? "cuda" : "cpu", 2 * device_.cache_bytes(),
-                                    device_.is_cuda() ? 0.5 : 0.0};
+                                    device_.is_cuda() ? 0.5 : 0.0, p_.tf32};
+    // Every reply must report the judge's own flags: in strict mode another is refused.
+    exchange_.expect_precision(p_.precision_state, p_.strict);
     exchange_.request<protocol::Empty>(request);
     // The protocol's own cost, measured while no code of the candidate's exists in the sandbox.
     const auto& base = public_call(p_, p_.seed, device_);
@@ -235,6 +244,7 @@ std::string CandidateSession::check_call(std::size_t position, const CallInputs&
                                                   reference.modifies, where)) {
             r.ok = false;
             r.reason = *failure;
+            r.values_compared = false;  // not a difference in values: no arbitration
         }
     }
     if (stats) *stats = r;
@@ -246,6 +256,7 @@ protocol::CorrectnessChecked CandidateSession::correctness(
     exchange_.set_deadline(request.limit_s, "correctness");
     protocol::CorrectnessChecked out;
     out.trials = p_.trials;
+    Arbitration arbitration;
     for (int t = 0; t < p_.trials; ++t) {
         CallInputs fresh;
         ReferenceOutput fresh_reference;
@@ -265,8 +276,13 @@ protocol::CorrectnessChecked CandidateSession::correctness(
             exchange_.run({{inputs, output_shapes(*reference)}}, false, p_.strict, false);
         check_signals(sandbox_pid_);
         CompareResult stats;
-        std::string failure = check_call(0, *inputs, *reference, outcome.done.results[0],
-                                         "trial " + std::to_string(t), &stats);
+        std::string where = "trial " + std::to_string(t);
+        std::string failure =
+            check_call(0, *inputs, *reference, outcome.done.results[0], where, &stats);
+        // Values off the working-precision reference: the reference at a wider precision
+        // decides (strict mode; the reference harness has no such step).
+        if (!failure.empty() && p_.strict && stats.values_compared)
+            failure = arbitrate(0, *inputs, *reference, where, failure, arbitration);
         out.max_abs_diff = std::max(out.max_abs_diff, stats.max_abs_diff);
         out.max_rel_diff = std::max(out.max_rel_diff, stats.max_rel_diff);
         if (failure.empty())
@@ -275,7 +291,64 @@ protocol::CorrectnessChecked CandidateSession::correctness(
             out.failure = failure;
     }
     exchange_.check_outputs_unchanged();
+    if (arbitration.trials > 0) out.arbitration = arbitration.to_json(p_);
     return out;
+}
+
+json CandidateSession::Arbitration::to_json(const ReferenceProblem& p) const {
+    json j = {{"arbiter", p.precision == "fp32" ? "float64" : "float32 (TF32 off)"},
+              {"trials", trials},
+              {"passed", passed},
+              {"seconds", real_json(seconds)}};
+    if (!unavailable.empty()) {
+        j["skipped"] = unavailable;
+        return j;
+    }
+    j["device"] = p.arbiter_device;
+    j["candidate_max_abs_diff"] = real_json(candidate_max_abs);
+    j["reference_max_abs_diff"] = real_json(reference_max_abs);
+    return j;
+}
+
+std::string CandidateSession::arbitrate(std::size_t position, const CallInputs& inputs,
+                                        const ReferenceOutput& reference, const std::string& where,
+                                        const std::string& failure, Arbitration& a) {
+    auto start = Clock::now();
+    struct Elapsed {
+        Arbitration& a;
+        Clock::time_point start;
+        ~Elapsed() { a.seconds += std::chrono::duration<double>(Clock::now() - start).count(); }
+    } elapsed{a, start};
+    ++a.trials;
+    std::vector<at::Tensor> wide;
+    try {
+        wide = run_arbiter(p_, inputs, device_);
+    } catch (const std::runtime_error& e) {
+        a.unavailable = e.what();
+        return failure + " (no arbitration: " + a.unavailable + ")";
+    }
+    const std::vector<at::Tensor>& got = exchange_.outputs(position);
+    bool same_layout = wide.size() == reference.outputs.size();
+    for (std::size_t i = 0; same_layout && i < wide.size(); ++i)
+        same_layout = wide[i].sizes() == reference.outputs[i].sizes();
+    if (!same_layout) {
+        a.unavailable = "the reference's outputs at the arbiter's precision have another layout";
+        return failure + " (no arbitration: " + a.unavailable + ")";
+    }
+    CompareResult candidate = compare_values(wide, got, p_.spec, where);
+    CompareResult ref = compare_values(wide, reference.outputs, p_.spec, where);
+    a.candidate_max_abs = std::max(a.candidate_max_abs, candidate.max_abs_diff);
+    a.reference_max_abs = std::max(a.reference_max_abs, ref.max_abs_diff);
+    const char* arbiter = p_.precision == "fp32" ? "float64" : "float32";
+    if (!candidate.ok)
+        return failure + "; against the reference computed in " + arbiter + " too: " +
+               candidate.reason;
+    ++a.passed;
+    if (p_.strict)
+        if (auto changed = check_inputs_unchanged(inputs.tensors, exchange_.inputs_now(position),
+                                                  reference.modifies, where))
+            return *changed;
+    return "";
 }
 
 protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest& request) {
@@ -300,12 +373,16 @@ protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest&
     } catch (const CheckedCallFailed& failed) {
         out.failure = failed.reason;
         out.checked_calls = calls.checked();
+        if (calls.arbitration().trials > 0) out.arbitration = calls.arbitration().to_json(p_);
         return out;
     }
     out.checked_calls = calls.checked();
+    if (calls.arbitration().trials > 0) out.arbitration = calls.arbitration().to_json(p_);
     const timing::Measurement& m = measured.measurement;
     out.measured = {m.samples_us, m.converged, m.warmup_calls, m.calls, m.outside_stream_samples,
                     m.statistic};
+    if (!exchange_.precision_change().empty())
+        out.findings.push_back({"precision_changed", "warn", exchange_.precision_change()});
     if (m.outside_stream_samples > 0)
         out.findings.push_back(
             {"work_outside_stream", "warn",

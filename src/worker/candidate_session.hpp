@@ -38,6 +38,24 @@ class CandidateSession {
     std::string check_call(std::size_t position, const CallInputs& inputs,
                            const ReferenceOutput& reference, const protocol::CallResult& claims,
                            const std::string& where, CompareResult* stats = nullptr);
+
+    // Trials judged again at a wider precision, over one correctness phase.
+    struct Arbitration {
+        int trials = 0;
+        int passed = 0;
+        double candidate_max_abs = 0;  // against the wider reference
+        double reference_max_abs = 0;  // the working-precision reference against it
+        double seconds = 0;
+        std::string unavailable;  // why the reference cannot be arbitrated
+
+        json to_json(const ReferenceProblem& p) const;
+    };
+    // A trial whose values missed the tolerance (failure says how): the candidate's outputs
+    // against the reference at the arbiter's precision. Returns the trial's failure, empty when
+    // the candidate is within tolerance of it.
+    std::string arbitrate(std::size_t position, const CallInputs& inputs,
+                          const ReferenceOutput& reference, const std::string& where,
+                          const std::string& failure, Arbitration& a);
     std::size_t memory_budget() const;
 
     ReferenceProblem& p_;

@@ -128,12 +128,20 @@ CompareResult compare_outputs(const std::vector<at::Tensor>& reference,
                               const std::vector<at::Tensor>& copied,
                               const protocol::CallResult& claims, const CompareSpec& spec,
                               const std::string& where) {
-    CompareResult result;
     if (auto failure = structural_failure(reference, claims, spec, where)) {
+        CompareResult result;
         result.ok = false;
         result.reason = *failure;
         return result;
     }
+    return compare_values(reference, copied, spec, where);
+}
+
+CompareResult compare_values(const std::vector<at::Tensor>& reference,
+                             const std::vector<at::Tensor>& copied, const CompareSpec& spec,
+                             const std::string& where) {
+    CompareResult result;
+    result.values_compared = true;
     constexpr std::int64_t kChunk = 1 << 24;  // elements compared at a time
     for (std::size_t i = 0; i < reference.size(); ++i) {
         const at::Tensor& ref_raw = reference[i];
@@ -142,6 +150,7 @@ CompareResult compare_outputs(const std::vector<at::Tensor>& reference,
         const auto work = at::kDouble;
         at::Tensor ref = ref_raw.reshape(-1);
         at::Tensor got = copied[i].reshape(-1);
+        if (got.device() != ref.device()) got = got.to(ref.device());
         ValueStats stats;
         for (std::int64_t start = 0; start < ref.numel(); start += kChunk) {
             std::int64_t length = std::min(kChunk, ref.numel() - start);

@@ -20,6 +20,7 @@ struct CompareResult {
     std::string reason;  // names the place (trial, output) and the largest differences
     double max_abs_diff = 0;
     double max_rel_diff = 0;
+    bool values_compared = false;  // the structure matched, so values decided
 };
 
 // Compares one call's outputs with the reference's. `claims` is the sandbox's account of what it
@@ -30,6 +31,12 @@ CompareResult compare_outputs(const std::vector<at::Tensor>& reference,
                               const std::vector<at::Tensor>& captured,
                               const protocol::CallResult& claims, const CompareSpec& spec,
                               const std::string& where);
+
+// The values alone: copied[i] against reference[i] (same shapes; dtypes and devices may differ,
+// differences are taken in float64 on the reference's device).
+CompareResult compare_values(const std::vector<at::Tensor>& reference,
+                             const std::vector<at::Tensor>& copied, const CompareSpec& spec,
+                             const std::string& where);
 
 // Inputs after the call must equal the pristine copies bit for bit, except those the reference
 // itself modifies. Returns the failure reason, if any.

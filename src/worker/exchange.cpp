@@ -217,6 +217,26 @@ protocol::CallSpec Exchange::hand_over(Position& pos, const CallInputs& inputs,
     return spec;
 }
 
+void Exchange::check_precision(const json& reported) {
+    if (expected_precision_.is_null() || reported == expected_precision_) return;
+    std::string changed;
+    for (const auto& [name, want] : expected_precision_.items()) {
+        json got = reported.contains(name) ? reported.at(name) : json();
+        if (got != want) {
+            if (!changed.empty()) changed += ", ";
+            changed += name + " " + got.dump() + " (the policy sets " + want.dump() + ")";
+        }
+    }
+    if (changed.empty()) changed = "flags the policy does not set: " + reported.dump();
+    std::string detail = "the candidate changed PyTorch's precision flags: " + changed;
+    if (enforce_precision_)
+        throw FaultError(FaultKind::integrity,
+                         detail + "; strict mode computes fp32 at full precision (use --tf32 on "
+                                  "to evaluate under TF32, at its tolerance)",
+                         "precision_changed", where_);
+    if (precision_change_.empty()) precision_change_ = detail;
+}
+
 void Exchange::check_outputs_unchanged() {
     for (std::size_t p = 0; p < positions_.size(); ++p) {
         Position& pos = positions_[p];
@@ -297,6 +317,7 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
             "protocol violation: the sandbox's reply answers another request (its nonce is "
             "wrong)",
             "protocol_violation", where_);
+    check_precision(outcome.done.precision);
     if (outcome.done.results.size() != calls.size())
         throw FaultError(FaultKind::protocol_violation,
                          "protocol violation: the sandbox answered " +

@@ -81,6 +81,15 @@ class Exchange {
     // Throws an integrity fault if an output changed since its reply was taken.
     void check_outputs_unchanged();
 
+    // The precision flags every reply must report (the judge's, under the run's policy).
+    // enforce: a reply with other flags is an integrity fault (rule precision_changed);
+    // otherwise the first difference is kept for precision_change().
+    void expect_precision(json flags, bool enforce) {
+        expected_precision_ = std::move(flags);
+        enforce_precision_ = enforce;
+    }
+    const std::string& precision_change() const { return precision_change_; }
+
     void send_exit();
 
   private:
@@ -96,6 +105,10 @@ class Exchange {
 
     void send(const json& message, const std::vector<int>& fds);
     json receive();
+    void check_precision(const json& reported);
+    json expected_precision_;
+    bool enforce_precision_ = false;
+    std::string precision_change_;
     timing::RunDelay run_delay_;
     template <typename Reply>
     Reply decode(const json& message) {

@@ -103,7 +103,8 @@ class Judge {
     protocol::ProblemPrepared prepare(const protocol::PrepareProblem& request) {
         std::string key = request.to_json().dump();
         if (problem_ && problem_->key == key)
-            return {true, problem_->inputs_seconds, problem_->trial_bytes};
+            return {true, problem_->inputs_seconds, problem_->trial_bytes,
+                    problem_->precision_state};
         session_.reset();
         problem_.reset();
         release_memory();
@@ -118,7 +119,7 @@ class Judge {
         }
         problem_->key = key;
         device_.synchronize();
-        return {false, problem_->inputs_seconds, problem_->trial_bytes};
+        return {false, problem_->inputs_seconds, problem_->trial_bytes, problem_->precision_state};
     }
 
     ReferenceProblem& problem() {
@@ -189,7 +190,8 @@ class Judge {
         auto call = [&](std::size_t i) { model(*sets[i % sets.size()]); };
         timing::Measurement m = timing::measure(*timer, call, config);
         protocol::BaselineTimed out{{m.samples_us, m.converged, m.warmup_calls, m.calls,
-                                     m.outside_stream_samples, m.statistic}};
+                                     m.outside_stream_samples, m.statistic},
+                                    precision_state()};
         p.baselines.emplace(key, out);
         return out;
     }

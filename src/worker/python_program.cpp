@@ -5,29 +5,6 @@
 #include "core/fields.hpp"
 
 namespace kbench::worker {
-namespace {
-
-// Enters `with torch.device(name):` for the lifetime of the guard.
-class DefaultDeviceGuard {
-  public:
-    explicit DefaultDeviceGuard(const std::string& name) {
-        context_ = py::module_::import("torch").attr("device")(name);
-        context_.attr("__enter__")();
-    }
-    ~DefaultDeviceGuard() {
-        try {
-            py::none none;
-            context_.attr("__exit__")(none, none, none);
-        } catch (...) {
-        }
-    }
-
-  private:
-    py::object context_;
-};
-
-}  // namespace
-
 py::module_ exec_module(const std::string& code, const std::string& module_name,
                         const std::string& filename) {
     py::module_ types = py::module_::import("types");
@@ -53,73 +30,77 @@ py::module_ import_candidate(const std::string& path) {
     return import_file(path, "kbench_candidate");
 }
 
+py::module_ rules() {
+    return py::module_::import("kbench_worker.rules");
+}
+
 void seed_torch(std::uint64_t seed) {
-    py::module_::import("torch").attr("manual_seed")(seed);
+    rules().attr("set_seed")(seed);
 }
 
 std::vector<std::uint64_t> trial_seeds(std::uint64_t seed, int trials) {
-    py::module_ torch = py::module_::import("torch");
-    seed_torch(seed);
-    std::vector<std::uint64_t> seeds;
-    for (int i = 0; i < trials; ++i) {
-        py::object drawn = torch.attr("randint")(0, (1ULL << 32) - 1, py::make_tuple(1));
-        seeds.push_back(drawn.attr("item")().cast<std::uint64_t>());
-    }
-    return seeds;
+    return rules().attr("trial_seeds")(seed, trials).cast<std::vector<std::uint64_t>>();
 }
 
-py::object call_on_device(py::handle fn, const std::string& device, const py::tuple& args) {
-    DefaultDeviceGuard guard(device);
-    return fn(*args);
+namespace {
+
+py::object dtype_object(at::ScalarType dtype) {
+    return py::module_::import("torch").attr(dtype_name(dtype).c_str());
 }
 
-py::list prepare_values(py::handle values, const at::Device& device, at::ScalarType float_dtype) {
-    py::list out;
-    for (py::handle value : values) {
-        if (THPVariable_Check(value.ptr())) {
-            at::Tensor t = THPVariable_Unpack(value.ptr());
-            if (at::isFloatingType(t.scalar_type())) t = t.to(float_dtype);
-            out.append(py::reinterpret_steal<py::object>(THPVariable_Wrap(t.to(device))));
-        } else {
-            out.append(value);
-        }
-    }
-    return out;
+py::object device_object(const at::Device& device) {
+    return py::module_::import("torch").attr("device")(device.str());
 }
+
+}  // namespace
 
 py::list make_inputs(py::handle get_inputs, std::uint64_t seed, const at::Device& device,
-                     at::ScalarType float_dtype) {
-    seed_torch(seed);
-    py::object raw = call_on_device(get_inputs, device.str(), py::tuple());
-    return prepare_values(raw, device, float_dtype);
+                     at::ScalarType float_dtype, bool on_device) {
+    return rules().attr("make_inputs")(get_inputs, seed, device_object(device),
+                                       dtype_object(float_dtype), on_device);
 }
 
 py::list make_init_values(py::handle get_init_inputs, std::uint64_t seed, const at::Device& device,
                           at::ScalarType float_dtype) {
-    seed_torch(seed);
-    py::object init = call_on_device(get_init_inputs, device.str(), py::tuple());
-    return prepare_values(init, device, float_dtype);
-}
-
-py::object construct_model(py::handle cls, py::handle get_init_inputs, std::uint64_t seed,
-                           const at::Device& device, at::ScalarType float_dtype) {
-    return construct_from_init(cls, make_init_values(get_init_inputs, seed, device, float_dtype),
-                               seed, device, float_dtype);
+    return rules().attr("make_init_inputs")(get_init_inputs, seed, device_object(device),
+                                            dtype_object(float_dtype));
 }
 
 py::object construct_from_init(py::handle cls, const py::list& init_values, std::uint64_t seed,
                                const at::Device& device, at::ScalarType float_dtype) {
-    std::string name = device.str();
-    seed_torch(seed);
-    py::object model = call_on_device(cls, name, py::tuple(init_values));
-    py::object module_type = py::module_::import("torch.nn").attr("Module");
-    if (py::isinstance(model, module_type)) {
-        py::dict kwargs;
-        kwargs["device"] = py::module_::import("torch").attr("device")(name);
-        kwargs["dtype"] = py::module_::import("torch").attr(dtype_name(float_dtype).c_str());
-        model = model.attr("to")(**kwargs);
-    }
-    return model;
+    return rules().attr("construct_model")(cls, init_values, seed, device_object(device),
+                                           dtype_object(float_dtype));
+}
+
+void apply_precision_policy(const std::string& tf32) {
+    rules().attr("apply_precision")(tf32);
+}
+
+json precision_state() {
+    at::Context& c = at::globalContext();
+    auto matmul_precision = [&] {
+        switch (c.float32MatmulPrecision()) {
+            case at::Float32MatmulPrecision::HIGHEST: return "highest";
+            case at::Float32MatmulPrecision::HIGH: return "high";
+            case at::Float32MatmulPrecision::MEDIUM: return "medium";
+        }
+        return "?";
+    };
+    auto reduced = [](at::CuBLASReductionOption o) {
+        return o == at::CuBLASReductionOption::AllowReducedPrecisionWithSplitK;
+    };
+    return {{"tf32_matmul", c.allowTF32CuBLAS()},
+            {"tf32_conv", c.allowTF32CuDNN(at::Float32Op::CONV)},
+            {"tf32_rnn", c.allowTF32CuDNN(at::Float32Op::RNN)},
+            {"float32_matmul_precision", matmul_precision()},
+            {"fp16_reduced_precision_reduction", reduced(c.allowFP16ReductionCuBLAS())},
+            {"bf16_reduced_precision_reduction", reduced(c.allowBF16ReductionCuBLAS())},
+            {"fp16_accumulation", c.allowFP16AccumulationCuBLAS()},
+            {"onednn_float32",
+             at::precision2str(c.float32Precision(at::Float32Backend::MKLDNN,
+                                                  at::Float32Op::MATMUL))},
+            {"cudnn_benchmark", c.benchmarkCuDNN()},
+            {"cudnn_deterministic", c.deterministicCuDNN()}};
 }
 
 bool is_tensor(py::handle value) {

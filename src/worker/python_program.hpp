@@ -19,32 +19,37 @@ py::module_ import_file(const std::string& path, const std::string& module_name)
 // loaded from the verified build (sandbox) is set up first by kbench_worker.extensions.
 py::module_ import_candidate(const std::string& path);
 
+// KernelBench's rules live in the worker package's Python module kbench_worker.rules; these
+// call it.
+py::module_ rules();
+
 // torch.manual_seed: the CPU generator and every CUDA generator, as KernelBench seeds.
 void seed_torch(std::uint64_t seed);
 
 // KernelBench's per-trial seeds: torch.manual_seed(seed), then torch.randint per trial.
 std::vector<std::uint64_t> trial_seeds(std::uint64_t seed, int trials);
 
-// Calls fn(*args) with the device as PyTorch's default device.
-py::object call_on_device(py::handle fn, const std::string& device, const py::tuple& args);
-
-// Tensors moved to the device, floating ones cast to float_dtype; other values unchanged.
-py::list prepare_values(py::handle values, const at::Device& device, at::ScalarType float_dtype);
-
-// KernelBench's input rule: seed, get_inputs() with the device as default device, then the
-// values through prepare_values.
+// get_inputs() under the seed, tensors moved to the device and floating ones cast to
+// float_dtype. on_device: made with the device as PyTorch's default device (strict mode's
+// deliberate departure, for speed); otherwise on the CPU, as the reference harness makes them.
 py::list make_inputs(py::handle get_inputs, std::uint64_t seed, const at::Device& device,
-                     at::ScalarType float_dtype);
+                     at::ScalarType float_dtype, bool on_device);
 
 // KernelBench's construction rule, in two halves: the judge runs get_init_inputs() under the
-// seed (make_init_values); whoever constructs seeds again and calls cls(*init) with the device
-// as default device, then moves the module to the device and precision (construct_from_init).
+// seed (make_init_values); whoever constructs seeds again and calls cls(*init) with no default
+// device, then moves the module to the device and precision (construct_from_init).
 py::list make_init_values(py::handle get_init_inputs, std::uint64_t seed, const at::Device& device,
                           at::ScalarType float_dtype);
 py::object construct_from_init(py::handle cls, const py::list& init_values, std::uint64_t seed,
                                const at::Device& device, at::ScalarType float_dtype);
-py::object construct_model(py::handle cls, py::handle get_init_inputs, std::uint64_t seed,
-                           const at::Device& device, at::ScalarType float_dtype);
+
+// The precision policy (rules.apply_precision): "off", "on" or "default" for TF32.
+void apply_precision_policy(const std::string& tf32);
+
+// PyTorch's precision-relevant flags in this process, read from ATen's context (not through
+// Python attributes a candidate could replace): TF32 per backend, float32 matmul precision,
+// reduced-precision reductions, oneDNN's float32 precision, cuDNN benchmark and deterministic.
+json precision_state();
 
 // A forward result as a list of items, looked at without running any code of the candidate's:
 // types are compared as C pointers, never through isinstance or attributes a class can override.

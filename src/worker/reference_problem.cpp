@@ -9,8 +9,10 @@ namespace kbench::worker {
 CallInputs make_call_inputs(ReferenceProblem& p, std::uint64_t seed, const Device& device) {
     CallInputs c;
     c.seed = seed;
+    // Strict mode makes inputs on the device (its seeds are secret; see rules.py); kernelbench
+    // mode on the CPU, as the reference harness does.
     py::list values =
-        make_inputs(p.module.attr("get_inputs"), seed, device.torch_device(), p.dtype);
+        make_inputs(p.module.attr("get_inputs"), seed, device.torch_device(), p.dtype, p.strict);
     for (py::handle v : values) {
         c.values.push_back(py::reinterpret_borrow<py::object>(v));
         if (is_tensor(v)) {
@@ -87,6 +89,9 @@ std::unique_ptr<ReferenceProblem> load_reference(const protocol::PrepareProblem&
     p->trials = request.trials;
     p->strict = request.mode == "strict";
     p->spec = {request.atol, request.rtol, p->strict};
+    p->tf32 = request.tf32;
+    apply_precision_policy(p->tf32);
+    p->precision_state = precision_state();
     p->module = exec_module(request.code, "kbench_reference", "<reference " + p->name + ">");
     for (const char* name : {"Model", "get_inputs", "get_init_inputs"})
         if (!py::hasattr(p->module, name))
@@ -109,6 +114,57 @@ std::unique_ptr<ReferenceProblem> load_reference(const protocol::PrepareProblem&
     p->trial_bytes = first.bytes + out.bytes;
     p->public_calls.emplace(p->seed, std::make_pair(std::move(first), std::move(out)));
     return p;
+}
+
+namespace {
+
+bool is_out_of_memory(const py::error_already_set& e) {
+    return e.matches(py::module_::import("torch").attr("OutOfMemoryError"));
+}
+
+}  // namespace
+
+std::vector<at::Tensor> run_arbiter(ReferenceProblem& p, const CallInputs& inputs,
+                                    const Device& device) {
+    if (!p.arbiter_unavailable.empty()) throw std::runtime_error(p.arbiter_unavailable);
+    py::module_ r = rules();
+    py::object dtype = r.attr("arbiter_dtype")(p.precision);
+    py::list values;
+    for (std::size_t j = 0; j < inputs.values.size(); ++j)
+        values.append(inputs.tensors[j].defined()
+                          ? py::reinterpret_steal<py::object>(THPVariable_Wrap(inputs.tensors[j]))
+                          : inputs.values[j]);
+    auto attempt = [&](const std::string& where) {
+        if (!p.arbiter || p.arbiter_device != where) {
+            p.arbiter = py::none();
+            p.arbiter = r.attr("arbiter_model")(p.model, dtype, where);
+            p.arbiter_device = where;
+        }
+        py::list out = r.attr("run_arbiter")(p.arbiter, values, inputs.seed, dtype, where);
+        std::vector<at::Tensor> tensors;
+        for (py::handle item : out) tensors.push_back(THPVariable_Unpack(item.ptr()).detach());
+        device.synchronize();
+        return tensors;
+    };
+    try {
+        try {
+            return attempt(p.arbiter_device.empty() ? device.torch_device().str()
+                                                    : p.arbiter_device);
+        } catch (const py::error_already_set& e) {
+            if (!device.is_cuda() || p.arbiter_device == "cpu" || !is_out_of_memory(e)) throw;
+            p.arbiter = py::none();
+            py::module_::import("torch").attr("cuda").attr("empty_cache")();
+            return attempt("cpu");
+        }
+    } catch (const py::error_already_set& e) {
+        p.arbiter = py::none();
+        std::string text = describe_python_error(e);
+        while (!text.empty() && text.back() == '\n') text.pop_back();
+        std::size_t start = text.rfind('\n');
+        p.arbiter_unavailable = "the reference cannot run at the arbiter's precision: " +
+                                text.substr(start == std::string::npos ? 0 : start + 1);
+        throw std::runtime_error(p.arbiter_unavailable);
+    }
 }
 
 }  // namespace kbench::worker

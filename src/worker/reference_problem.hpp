@@ -47,6 +47,8 @@ struct ReferenceProblem {
     std::uint64_t seed = 42;
     int trials = 5;
     bool strict = true;
+    std::string tf32 = "off";  // the precision policy
+    json precision_state;      // the judge's flags under it
     CompareSpec spec;
     std::vector<std::uint64_t> public_trial_seeds;  // KernelBench's, from the base seed
     std::vector<OutputShape> outputs;
@@ -55,7 +57,18 @@ struct ReferenceProblem {
     // Calls on public seeds, kept: KernelBench's trials (its mode) and the baseline's inputs.
     std::map<std::uint64_t, std::pair<CallInputs, ReferenceOutput>> public_calls;
     std::map<std::string, protocol::BaselineTimed> baselines;
+    // The arbiter: the model at a wider precision (float64 for fp32, float32 for fp16 and bf16),
+    // made at the first trial that needs it; or why the reference cannot be arbitrated.
+    py::object arbiter;
+    std::string arbiter_device;
+    std::string arbiter_unavailable;
 };
+
+// The reference's outputs for inputs at the arbiter's precision (rules.run_arbiter), made on
+// the device or, when the device lacks the memory, on the CPU. Throws std::runtime_error with
+// the reason when the reference cannot run at that precision.
+std::vector<at::Tensor> run_arbiter(ReferenceProblem& p, const CallInputs& inputs,
+                                    const Device& device);
 
 // Loads the reference program and constructs its model; throws py::error_already_set when the
 // reference itself fails.

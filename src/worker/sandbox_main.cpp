@@ -128,6 +128,8 @@ class Harness {
     void attach(const protocol::AttachSandbox& a) {
         device_.emplace(Device::open(a.device));
         timer_ = make_timing_device(*device_, std::size_t(a.flush_bytes));
+        // The same precision policy as the judge's, before any code of the candidate's runs.
+        apply_precision_policy(a.tf32);
         if (device_->is_cuda() && a.gpu_memory_fraction > 0)
             py::module_::import("torch").attr("cuda").attr("set_per_process_memory_fraction")(
                 a.gpu_memory_fraction);
@@ -294,6 +296,7 @@ class Harness {
             for (at::Tensor& t : targets) held_tensors_.push_back(std::move(t));
         }
         d.synchronize();
+        done.precision = precision_state();
         return done;
     }
 

@@ -113,7 +113,8 @@ class Zygote {
         // Nothing that initialises CUDA (torch.utils.cpp_extension does, at import): a child
         // forked after that cannot use the GPU.
         for (const char* module :
-             {"kbench_worker.extensions", "importlib.util", "inspect", "functools"})
+             {"kbench_worker.extensions", "kbench_worker.rules", "copy", "importlib.util", "inspect",
+              "functools"})
             py::module_::import(module);
         py::object cuda = torch.attr("version").attr("cuda");
         protocol::ZygoteHello hello{

@@ -55,8 +55,10 @@ TEST(Protocol, SandboxMessagesRoundTrip) {
                  "tensor",
                  true,
                  {{true, true, "torch.Tensor", {2, 4}, "float32", "cpu", -1, true}}};
-    CallsDone done{99, {r}};
+    CallsDone done{99, {r}, json{{"tf32_matmul", false}, {"tf32_conv", false}}};
     CallsDone done_back = CallsDone::from_json(reply_json(done));
+    EXPECT_EQ(done_back.precision, done.precision);
+    expect_every_field_required<CallsDone>(done.to_json(), "call reply");
     EXPECT_EQ(done_back.results[0].event_us, 12.5);
     EXPECT_TRUE(done_back.results[0].outputs[0].copied);
     expect_every_field_required<CallResult>(r.to_json(), "call result");
@@ -70,6 +72,11 @@ TEST(Protocol, JudgeMessagesRoundTrip) {
     EXPECT_EQ(back.trials_passed, 4);
     EXPECT_TRUE(std::isinf(back.max_rel_diff));
     expect_every_field_required<CorrectnessChecked>(c.to_json(), "correctness reply");
+    c.arbitration = {{"arbiter", "float64"}, {"trials", 1}, {"passed", 1}};
+    EXPECT_EQ(CorrectnessChecked::from_json(c.to_json()).arbitration, c.arbitration);
+    json not_object = c.to_json();
+    not_object["arbitration"] = "float64";
+    EXPECT_THROW(CorrectnessChecked::from_json(not_object), ProtocolError);
 
     Measured m{{10, 11, 12}, true, 3, 6, 0, "median"};
     CandidateTimed timed{m, {{"threads_started", "warn", "1 thread"}}, 2, ""};
