@@ -24,3 +24,5 @@ fi
 "$PYTHON" -c "import ninja" 2>/dev/null || "$PYTHON" -m pip install --quiet ninja
 # Parquet problem sets (the Hugging Face layout) are read through pyarrow.
 "$PYTHON" -c "import pyarrow" 2>/dev/null || "$PYTHON" -m pip install --quiet pyarrow
+# The worker package's Python rules are tested with pytest (tests/python).
+"$PYTHON" -c "import pytest" 2>/dev/null || "$PYTHON" -m pip install --quiet pytest

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "build/toolchain.hpp"
 #include "core/error.hpp"
 #include "dataset/json_lines.hpp"
 #include "dataset/problem_file.hpp"
@@ -85,18 +86,9 @@ std::vector<Problem> read_problem_jsonl(const fs::path& file) {
 }
 
 std::vector<Problem> read_problem_parquet(const fs::path& file, const std::string& python) {
-    static const char* script = R"(import json, sys
-try:
-    import pyarrow.parquet as pq
-    rows = pq.read_table(sys.argv[1], columns=["code", "level", "name", "problem_id"]).to_pylist()
-except ImportError:
-    import pandas
-    rows = pandas.read_parquet(sys.argv[1]).to_dict("records")
-for row in rows:
-    print(json.dumps({k: (int(row[k]) if k in ("level", "problem_id") else row[k])
-                      for k in ("code", "level", "name", "problem_id")}))
-)";
-    auto result = sandbox::run_to_completion({python, "-c", script, file.string()}, 300);
+    // The reader is a script of the worker package (kbench_worker/parquet.py).
+    fs::path script = build::worker_package_dir() / "kbench_worker" / "parquet.py";
+    auto result = sandbox::run_to_completion({python, script.string(), file.string()}, 300);
     if (!result.status.exited || result.status.code != 0)
         throw UsageError("cannot read " + file.string() + " as Parquet: " + result.err,
                          "Parquet needs pyarrow or pandas in " + python +

@@ -8,8 +8,8 @@ tests/python/test_rules.py pins them against commit 423217d9fda91e0c2d67e4a43bf6
 - inputs: get_inputs() under the trial's seed, each tensor cast to the precision and moved to
   the device;
 - models: get_init_inputs() under the seed, its tensors cast and moved; then, under the seed
-  again and without gradients, cls(*init_inputs) constructed with no default device (parameters
-  on the CPU, drawn from the CPU generator), then moved to the device and cast;
+  again and without gradients, cls(*init_inputs) constructed on the CPU (parameters drawn from
+  the CPU generator, whatever their constructor), then moved to the device and cast;
 - tolerance: atol = rtol = 1e-4 for fp32, 1e-2 for fp16 and bf16.
 
 Deliberate departures, each listed in the README ("Semantics"):
@@ -82,8 +82,9 @@ def make_init_inputs(get_init_inputs, seed, device, dtype):
 
 
 def construct_model(cls, init_inputs, seed, device, dtype):
-    """cls(*init_inputs) as the harness constructs Model and ModelNew."""
-    with torch.no_grad():
+    """cls(*init_inputs) as the harness constructs Model and ModelNew: on the CPU (whatever
+    default device the caller has set), under the seed, without gradients; then moved."""
+    with torch.no_grad(), torch.device("cpu"):
         set_seed(seed)
         model = cls(*init_inputs)
     if isinstance(model, torch.nn.Module):
