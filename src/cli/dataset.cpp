@@ -1,4 +1,5 @@
-// kbench dataset list|show: the problems a dataset holds.
+// kbench dataset list|show|audit: the problems a dataset holds, and how well their references
+// hold up at their own precision.
 #include <fmt/format.h>
 
 #include <iostream>
@@ -7,8 +8,12 @@
 
 #include "build/toolchain.hpp"
 #include "cli/commands.hpp"
+#include "cli/run_options.hpp"
 #include "cli/selection_options.hpp"
 #include "core/error.hpp"
+#include "schedule/devices.hpp"
+#include "schedule/eval_engine.hpp"
+#include "schedule/evaluator.hpp"
 
 namespace kbench::cli {
 namespace {
@@ -18,7 +23,101 @@ struct DatasetOptions {
     std::optional<std::string> python;
     bool json = false;
     std::string problem;  // for show
+    // audit
+    std::string device = "auto";
+    std::string precision = "fp32";
+    std::string tf32;
+    std::optional<double> tolerance;
+    int trials = 2;
 };
+
+// Each selected problem's reference at its working precision against the same reference at
+// the arbiter's precision (float64 for fp32): a problem whose own result misses that by more
+// than the tolerance is ill-conditioned there, and an exact candidate can still miss its
+// reference (strict mode's arbitration takes care of it; the reference harness does not).
+int audit_problems(const DatasetOptions& o) {
+    std::string python = build::find_python(o.python);
+    auto problems = selected_problems(o.selection, python);
+    schedule::DeviceChoice device = schedule::parse_device(o.device);
+    RunOptions run;
+    run.precision = o.precision;
+    run.tf32 = o.tf32;
+    run.tolerance = o.tolerance;
+    run.no_timing = true;
+    run.python = o.python;
+    CheckConfig config = make_config(run, device.label);
+    schedule::EvaluatorOptions options;
+    options.config = config;
+    options.env.python = python;
+    options.policy = schedule::SandboxPolicy::decide(python);
+    fs::path scratch = make_scratch("kbench-audit-", options.policy);
+    options.env.worker_package_dir = build::worker_package_dir();
+    options.env.device_kind = device.kind;
+    if (device.kind == "cuda") options.env.visible_gpu = schedule::physical_gpu(device.ordinal);
+    options.env.log_dir = scratch / "logs";
+    options.scratch_dir = scratch / "work";
+    auto log = make_logger(run);
+    options.log = log;
+    int flagged = 0, skipped = 0, failed = 0;
+    {
+        if (log) log("starting the judge (" + device.label + ")");
+        schedule::BuilderPool builds(
+            make_builder_options(run, options.env, options.policy, scratch / "work", log));
+        schedule::Evaluator evaluator(options, builds);
+        if (!o.json)
+            std::cout << fmt::format("{:<8} {:<56} {:>11} {:>11}  {}\n", "problem", "name",
+                                     "max |diff|", "mismatched", "verdict");
+        std::size_t done = 0;
+        for (const auto& p : problems) {
+            ++done;
+            if (log)
+                log(fmt::format("[{}/{}] auditing {}", done, problems.size(), p.label()));
+            nlohmann::json row = {{"level", p.level}, {"problem_id", p.id}, {"name", p.name},
+                                  {"precision", o.precision}, {"tf32", config.tf32},
+                                  {"atol", config.atol()}, {"rtol", config.rtol()}};
+            std::string verdict;
+            try {
+                protocol::Audited a = evaluator.audit(schedule::problem_spec(p), o.trials);
+                row.update(a.to_json());
+                if (!a.skipped.empty()) {
+                    verdict = "skipped: " + a.skipped;
+                    ++skipped;
+                } else if (a.mismatched > 0) {
+                    verdict = "ill-conditioned: an exact candidate can miss this reference";
+                    ++flagged;
+                } else {
+                    verdict = "ok";
+                }
+                row["verdict"] = a.skipped.empty() ? (a.mismatched ? "ill_conditioned" : "ok")
+                                                   : "skipped";
+                if (!o.json)
+                    std::cout << fmt::format(
+                        "{:<8} {:<56} {:>11.3g} {:>11} {}\n",
+                        std::to_string(p.level) + "/" + std::to_string(p.id), p.name.substr(0, 56),
+                        a.max_abs_diff,
+                        fmt::format("{}/{}", a.mismatched, a.values), verdict);
+            } catch (const schedule::ReferenceError& e) {
+                ++failed;
+                row["verdict"] = "reference_failed";
+                row["error"] = e.what();
+                if (!o.json)
+                    std::cout << fmt::format("{:<8} {:<56} {:>11} {:>11} reference failed: {}\n",
+                                             std::to_string(p.level) + "/" + std::to_string(p.id),
+                                             p.name.substr(0, 56), "-", "-",
+                                             std::string(e.what()).substr(0, 200));
+            }
+            if (o.json) std::cout << row.dump() << std::endl;
+        }
+    }
+    std::error_code ignored;
+    fs::remove_all(scratch, ignored);
+    if (!o.json)
+        std::cout << fmt::format(
+            "{} problem(s): {} ill-conditioned at {} (atol = rtol = {:g}), {} not auditable, {} "
+            "whose reference failed\n",
+            problems.size(), flagged, o.precision, config.atol(), skipped, failed);
+    return failed > 0 ? 1 : 0;
+}
 
 int list_problems(const DatasetOptions& o) {
     auto problems = selected_problems(o.selection, build::find_python(o.python));
@@ -90,7 +189,25 @@ Command add_dataset_command(CLI::App& app) {
     show->add_option("problem", o->problem, "LEVEL/ID, or a name")->required();
     add_selection_options(show, o->selection);
     show->add_option("--python", o->python, "Python for Parquet files");
-    return [o, list] { return list->parsed() ? list_problems(*o) : show_problem(*o); };
+    CLI::App* audit = cmd->add_subcommand(
+        "audit",
+        "Each reference against itself computed in float64 (fp32 for fp16/bf16): flags "
+        "ill-conditioned problems, where an exact candidate can miss the reference");
+    add_selection_options(audit, o->selection);
+    audit->add_option("--device", o->device, "cpu, cuda or cuda:N; default: a GPU if present")
+        ->capture_default_str();
+    audit->add_option("--precision", o->precision, "fp32, fp16 or bf16")->capture_default_str();
+    audit->add_option("--tf32", o->tf32, "off (default), on or default, as for check and eval");
+    audit->add_option("--tol", o->tolerance, "atol = rtol (default: the precision's)");
+    audit->add_option("--trials", o->trials, "KernelBench trial inputs to audit on")
+        ->capture_default_str();
+    audit->add_option("--python", o->python, "Python with torch (default: $KBENCH_PYTHON, python3)");
+    audit->add_flag("--json", o->json, "One JSON object a problem");
+    return [o, list, audit] {
+        if (list->parsed()) return list_problems(*o);
+        if (audit->parsed()) return audit_problems(*o);
+        return show_problem(*o);
+    };
 }
 
 }  // namespace kbench::cli

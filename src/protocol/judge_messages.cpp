@@ -224,6 +224,36 @@ BaselineTimed BaselineTimed::from_json(const json& j) {
     return {Measured::from_json(f.object("measured")), f.object("precision")};
 }
 
+json AuditRequest::to_json() const {
+    return json{{"trials", trials}};
+}
+
+AuditRequest AuditRequest::from_json(const json& j) {
+    Fields f(j, "audit request");
+    return {f.small("trials")};
+}
+
+json Audited::to_json() const {
+    return json{{"trials", trials},
+                {"arbiter", arbiter},
+                {"device", device},
+                {"max_abs_diff", real_json(max_abs_diff)},
+                {"max_rel_diff", real_json(max_rel_diff)},
+                {"mismatched", mismatched},
+                {"values", values},
+                {"worst", worst},
+                {"skipped", skipped},
+                {"seconds", real_json(seconds)}};
+}
+
+Audited Audited::from_json(const json& j) {
+    Fields f(j, "audit reply");
+    return {f.small("trials"),      f.text("arbiter"),     f.text("device"),
+            f.real("max_abs_diff"), f.real("max_rel_diff"), f.count("mismatched"),
+            f.count("values"),      f.text("worst"),       f.text("skipped"),
+            f.real("seconds")};
+}
+
 json Health::to_json() const {
     return json{{"healthy", healthy}, {"error", error}};
 }

@@ -160,6 +160,32 @@ struct BaselineTimed {
     static BaselineTimed from_json(const json& j);
 };
 
+// The prepared reference at its working precision against itself at the arbiter's (float64 for
+// fp32), on the first `trials` of KernelBench's trial inputs: how ill-conditioned it is.
+struct AuditRequest {
+    static constexpr Op kOp = Op::audit;
+    int trials = 2;
+
+    json to_json() const;
+    static AuditRequest from_json(const json& j);
+};
+
+struct Audited {
+    int trials = 0;
+    std::string arbiter;          // "float64", or "float32 (TF32 off)" for fp16 and bf16
+    std::string device;           // where the arbiter ran
+    double max_abs_diff = 0;      // the working-precision reference against the arbiter
+    double max_rel_diff = 0;
+    std::uint64_t mismatched = 0;  // values beyond the tolerance
+    std::uint64_t values = 0;
+    std::string worst;             // the first mismatching trial's description; empty if none
+    std::string skipped;           // why the reference could not run at the arbiter's precision
+    double seconds = 0;
+
+    json to_json() const;
+    static Audited from_json(const json& j);
+};
+
 struct Health {
     bool healthy = false;
     std::string error;

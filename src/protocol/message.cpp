@@ -8,7 +8,7 @@
 namespace kbench::protocol {
 namespace {
 
-constexpr std::array<std::pair<Op, std::string_view>, 13> kOps{{
+constexpr std::array<std::pair<Op, std::string_view>, 14> kOps{{
     {Op::exit, "exit"},
     {Op::prepare, "prepare"},
     {Op::attach, "attach"},
@@ -22,6 +22,7 @@ constexpr std::array<std::pair<Op, std::string_view>, 13> kOps{{
     {Op::fork, "fork"},
     {Op::reap, "reap"},
     {Op::build, "build"},
+    {Op::audit, "audit"},
 }};
 
 }  // namespace

@@ -26,6 +26,7 @@ enum class Op {
     fork,
     reap,
     build,
+    audit,
 };
 
 std::string_view to_string(Op op);

@@ -173,6 +173,17 @@ Verdict Evaluator::evaluate(const ProblemSpec& problem, const CandidateSpec& can
     return v;
 }
 
+protocol::Audited Evaluator::audit(const ProblemSpec& problem, int trials) {
+    prepare(problem);
+    auto reply = judge().call<protocol::Audited>(protocol::AuditRequest{trials}, 1800);
+    if (reply.ok()) return *reply.value;
+    const protocol::Fault& f = *reply.fault;
+    if (f.kind == protocol::FaultKind::reference)
+        throw ReferenceError("the reference program failed: " + last_line(f.message),
+                             "check the reference file with the same Python and device");
+    throw InfraError("the judge could not audit the problem: " + f.message);
+}
+
 void Evaluator::check_judge_health() {
     auto ask = [&] {
         auto reply = judge().call<protocol::Health>(protocol::HealthRequest{}, 60);

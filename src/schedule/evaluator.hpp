@@ -10,6 +10,7 @@
 #include "core/verdict.hpp"
 #include "schedule/builder_pool.hpp"
 #include "schedule/sandbox_policy.hpp"
+#include "protocol/judge_messages.hpp"
 #include "schedule/sandbox_process.hpp"
 #include "schedule/worker_process.hpp"
 
@@ -55,6 +56,10 @@ class Evaluator {
     // InfraError when the workers cannot be restarted, and ReferenceError when the reference
     // fails (unless reference_failures_are_verdicts).
     Verdict evaluate(const ProblemSpec& problem, const CandidateSpec& candidate);
+
+    // The problem's reference at its working precision against the same reference at the
+    // arbiter's (kbench dataset audit). Throws ReferenceError when the reference fails.
+    protocol::Audited audit(const ProblemSpec& problem, int trials);
 
     const json& device_info() const { return device_info_; }
     std::string device_name() const;

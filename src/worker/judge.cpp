@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <memory>
 #include <optional>
 
@@ -9,6 +11,7 @@
 #include "sandbox/framing.hpp"
 #include "sandbox/lockdown.hpp"
 #include "worker/candidate_session.hpp"
+#include "worker/compare.hpp"
 #include "worker/cuda_timing_device.hpp"
 #include "worker/device.hpp"
 #include "worker/python_program.hpp"
@@ -82,6 +85,8 @@ class Judge {
                         baseline(protocol::BaselineRequest::from_json(body)));
                 case Op::health:
                     return protocol::reply_json(health());
+                case Op::audit:
+                    return protocol::reply_json(audit(protocol::AuditRequest::from_json(body)));
                 default:
                     throw ProtocolError("the judge does not serve '" +
                                         std::string(protocol::to_string(op)) + "'");
@@ -193,6 +198,47 @@ class Judge {
                                      m.outside_stream_samples, m.statistic},
                                     precision_state()};
         p.baselines.emplace(key, out);
+        return out;
+    }
+
+    protocol::Audited audit(const protocol::AuditRequest& request) {
+        ReferenceProblem& p = problem();
+        protocol::Audited out;
+        out.arbiter = p.precision == "fp32" ? "float64" : "float32 (TF32 off)";
+        auto start = std::chrono::steady_clock::now();
+        int trials = std::clamp(request.trials, 1, int(p.public_trial_seeds.size()));
+        for (int t = 0; t < trials; ++t) {
+            const auto& call = public_call(p, p.public_trial_seeds[std::size_t(t)], device_);
+            std::vector<at::Tensor> wide;
+            try {
+                wide = run_arbiter(p, call.first, device_);
+            } catch (const std::runtime_error& e) {
+                out.skipped = e.what();
+                break;
+            }
+            ++out.trials;
+            out.device = p.arbiter_device;
+            std::string where = "trial " + std::to_string(t);
+            CompareResult r = compare_values(wide, call.second.outputs, p.spec, where);
+            out.max_abs_diff = std::max(out.max_abs_diff, r.max_abs_diff);
+            out.max_rel_diff = std::max(out.max_rel_diff, r.max_rel_diff);
+            for (const at::Tensor& w : wide) out.values += std::uint64_t(w.numel());
+            if (!r.ok) {
+                if (out.worst.empty()) out.worst = r.reason;
+                for (std::size_t i = 0; i < wide.size(); ++i) {
+                    at::Tensor ref = call.second.outputs[i].to(wide[i].device()).to(at::kDouble);
+                    at::Tensor w = wide[i].to(at::kDouble);
+                    at::Tensor close = ((ref - w).abs() <= p.spec.atol + p.spec.rtol * w.abs()) |
+                                       (ref == w);
+                    out.mismatched += std::uint64_t((~close).sum().item<std::int64_t>());
+                }
+            }
+        }
+        p.arbiter = py::none();  // its memory goes back before any candidate runs
+        p.arbiter_device.clear();
+        release_memory();
+        out.seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         return out;
     }
 

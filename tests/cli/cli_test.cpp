@@ -122,6 +122,63 @@ TEST_F(Cli, ExitCodeAndJsonLinesFollowTheVerdicts) {
     EXPECT_EQ(verdicts[1]["config"]["device"], "cpu");
 }
 
+TEST_F(Cli, DatasetAuditFlagsAReferenceThatMissesItsOwnFloat64Result) {
+    fs::create_directories(dir_ / "tree" / "level1");
+    fs::copy_file(std::string(KBENCH_FIXTURE_DIR) + "/references/loose_cumsum.py",
+                  dir_ / "tree" / "level1" / "1_LooseCumsum.py");
+    fs::copy_file(kReference, dir_ / "tree" / "level1" / "2_ReLU.py");
+    auto r = run_command(quote(KBENCH_BINARY) + " dataset audit --python " +
+                         quote(KBENCH_TEST_PYTHON) + " --device cpu --json --dataset " +
+                         quote((dir_ / "tree").string()));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    auto rows = json_lines(r.out);
+    ASSERT_EQ(rows.size(), 2u) << r.out << r.err;
+    EXPECT_EQ(rows[0]["name"], "1_LooseCumsum");
+    EXPECT_EQ(rows[0]["verdict"], "ill_conditioned");
+    EXPECT_EQ(rows[0]["arbiter"], "float64");
+    EXPECT_GT(rows[0]["max_abs_diff"].get<double>(), 0.1);
+    EXPECT_GT(rows[0]["mismatched"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(rows[1]["verdict"], "ok");
+    EXPECT_EQ(rows[1]["mismatched"], 0);
+    // The text form says what the flag means.
+    auto text = run_command(quote(KBENCH_BINARY) + " dataset audit --python " +
+                            quote(KBENCH_TEST_PYTHON) + " --device cpu --dataset " +
+                            quote((dir_ / "tree").string()));
+    EXPECT_NE(text.out.find("ill-conditioned: an exact candidate can miss this reference"),
+              std::string::npos)
+        << text.out;
+    EXPECT_NE(text.out.find("2 problem(s): 1 ill-conditioned"), std::string::npos) << text.out;
+}
+
+TEST_F(Cli, TfThirtyTwoSettingIsCheckedAndRecorded) {
+    std::string good = write("good.py", kPureRelu);
+    auto bad = run_command(kbench("--device cpu --tf32 sometimes " + quote(kReference) + " " +
+                                  quote(good)));
+    EXPECT_EQ(bad.exit_code, 2) << bad.err;
+    EXPECT_NE(bad.err.find("use off"), std::string::npos) << bad.err;
+    auto on = run_command(kbench("--device cpu --json --no-timing -q --tf32 on " +
+                                 quote(kReference) + " " + quote(good)));
+    ASSERT_EQ(on.exit_code, 0) << on.err;
+    json v = json_lines(on.out).at(0);
+    EXPECT_EQ(v["config"]["tf32"], "on");
+    EXPECT_EQ(v["config"]["atol"], 1e-2);  // TF32 keeps fp16's mantissa: fp16's tolerance
+    EXPECT_EQ(v["config"]["precision_state"]["tf32_matmul"], true);
+    EXPECT_EQ(v["config"]["precision_state"]["float32_matmul_precision"], "high");
+    auto strict = run_command(kbench("--device cpu --json --no-timing -q " + quote(kReference) +
+                                     " " + quote(good)));
+    json s = json_lines(strict.out).at(0);
+    EXPECT_EQ(s["config"]["tf32"], "off");
+    EXPECT_EQ(s["config"]["atol"], 1e-4);
+    EXPECT_EQ(s["config"]["precision_state"]["tf32_matmul"], false);
+    EXPECT_EQ(s["config"]["precision_state"]["tf32_conv"], false);
+    EXPECT_EQ(s["config"]["precision_state"]["float32_matmul_precision"], "highest");
+    auto kb = run_command(kbench("--device cpu --json --no-timing -q --mode kernelbench " +
+                                 quote(kReference) + " " + quote(good)));
+    json k = json_lines(kb.out).at(0);
+    EXPECT_EQ(k["config"]["tf32"], "default");
+    EXPECT_EQ(k["config"]["precision_state"]["tf32_conv"], true);  // PyTorch's own default
+}
+
 TEST_F(Cli, TextVerdictIsReadable) {
     std::string good = write("good.py", kPureRelu);
     auto r = run_command(
