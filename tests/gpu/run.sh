@@ -7,9 +7,14 @@
 # to $OUT (default bench/out) as results.tar.gz (the device tool brings back few files) and
 # summary.txt.
 #
-#   tests/gpu/run.sh [STEP ...]   steps: build unit fixtures relu19 suite (default: all, in order)
+#   tests/gpu/run.sh [STEP ...]   steps: build unit fixtures relu19 suite audit agreement
+#                                 (default: all, in order)
 #
 # KBENCH_JSONL (default local/kernelbench.jsonl) is a copy of (part of) the KernelBench problem set.
+# KBENCH_FIXTURE_FILTER picks CUDA fixtures (default Cuda/*). audit: the TF32 audit of level 1
+# convolutions (KBENCH_FULL_JSONL, default local/kernelbench_full.jsonl). agreement: kbench eval
+# over the public candidates bench/agreement/prepare.py put in local/agreement (resumable: a
+# second call goes on where a first one stopped), for at most KBENCH_AGREEMENT_SECONDS.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -22,7 +27,7 @@ rm -rf "$OUT" && mkdir -p "$OUT" "$DEST"
 # Everything measured travels in one archive, also when a step fails.
 trap 'tar czf "$DEST/results.tar.gz" -C "$OUT" . ; grep -hE "wall_s|PASSED|FAILED|status|layer" "$OUT"/*.txt "$OUT"/*.log > "$DEST/summary.txt" 2>/dev/null' EXIT
 JSONL=${KBENCH_JSONL:-$ROOT/local/kernelbench.jsonl}
-STEPS=${*:-build unit fixtures relu19 suite}
+STEPS=${*:-build unit fixtures relu19 suite audit agreement}
 want() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 PYTHON=${KBENCH_PYTHON:-$(command -v python3)}
 export KBENCH_CACHE=${KBENCH_CACHE:-$BUILD/cache}
@@ -92,7 +97,8 @@ export TMPDIR=$BUILD/tmp && rm -rf "$TMPDIR" && mkdir -p "$TMPDIR" && chmod 1777
 start=$(now)
 KBENCH_FIXTURE_RECORD="$OUT/fixtures_cuda.jsonl" \
 KBENCH_FIXTURE_ARGS="${KBENCH_FIXTURE_ARGS:---max-seconds 2 --keep-scratch}" \
-  timeout "${KBENCH_FIXTURE_TIMEOUT:-1800}" "$BUILD/tests/kbench_fixture_tests" --gtest_filter='Cuda/*' \
+  timeout "${KBENCH_FIXTURE_TIMEOUT:-1800}" "$BUILD/tests/kbench_fixture_tests" \
+  --gtest_filter="${KBENCH_FIXTURE_FILTER:-Cuda/*}" \
   2>&1 | tee -a "$OUT/fixtures_cuda.log" | grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) |Failure|Expected|Which|reason" \
   ; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 echo "fixtures wall_s $(seconds_since "$start")"
@@ -157,5 +163,44 @@ for round in 1 2; do
   [ -x "$OLD/kbench" ] && suite "triton_old_$round" "$OLD/kbench" "$OLD/cache" triton
 done
 want suite_cuda && suite cuda "$BUILD/kbench" "$BUILD/cache" cuda
+fi
+
+FULL=${KBENCH_FULL_JSONL:-$ROOT/local/kernelbench_full.jsonl}
+if want audit; then
+step "audit: level 1 convolutions' references against float64, TF32 as PyTorch leaves it and off"
+if [ -f "$FULL" ]; then
+  for tf32 in default off; do
+    timeout 300 "$BUILD/kbench" dataset audit --dataset "$FULL" --level 1 \
+      --problems "${KBENCH_AUDIT_PROBLEMS:-58,67,75,81}" --trials 1 --tf32 $tf32 --json \
+      > "$OUT/audit_tf32_$tf32.jsonl" 2> "$OUT/audit_tf32_$tf32.err" || status=1
+    cat "$OUT/audit_tf32_$tf32.jsonl"
+  done
+else
+  echo "no $FULL: skipping the audit"
+fi
+fi
+
+if want agreement; then
+step "agreement: public model-written candidates with official verdicts (kbench eval --no-timing)"
+CANDS=$ROOT/local/agreement/candidates.jsonl
+if [ -f "$CANDS" ] && [ -f "$FULL" ]; then
+  start=$(now)
+  timeout -s INT -k 15 "${KBENCH_AGREEMENT_SECONDS:-1800}" "$BUILD/kbench" eval --dataset "$FULL" \
+    --candidates "$CANDS" --no-timing --runs-dir "$BUILD/runs-agreement" --run agreement \
+    > "$OUT/agreement.txt" 2> "$OUT/agreement.err"
+  echo "agreement rc $? wall_s $(seconds_since "$start")" | tee -a "$OUT/times.txt"
+  # Every verdict the store holds, also when the time limit stopped the run.
+  "$PYTHON" - "$BUILD/runs-agreement/agreement/kbench.db" "$OUT/agreement_verdicts.jsonl" <<'PY'
+import sqlite3, sys
+rows = sqlite3.connect(sys.argv[1]).execute("SELECT verdict FROM verdicts").fetchall()
+open(sys.argv[2], "w").writelines(r[0] + "\n" for r in rows)
+print(len(rows), "verdicts stored")
+PY
+  "$PYTHON" "$ROOT/bench/agreement/confusion.py" "$OUT/agreement_verdicts.jsonl" \
+    "$OUT/agreement.md" | head -12
+  tail -3 "$OUT/agreement.err"
+else
+  echo "no $CANDS (bench/agreement/prepare.py makes it): skipping the agreement run"
+fi
 fi
 exit $status
