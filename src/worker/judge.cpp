@@ -154,6 +154,11 @@ class Judge {
     void detach() {
         if (session_) session_->detach();
         session_.reset();
+        // The arbiter's copy of the model goes back with the candidate that needed it.
+        if (problem_) {
+            problem_->arbiter = py::object();
+            problem_->arbiter_device.clear();
+        }
         if (watched_ > 0) unwatch_process(watched_);
         watched_ = 0;
         release_memory();
