@@ -45,6 +45,7 @@ int audit_problems(const DatasetOptions& o) {
     run.tolerance = o.tolerance;
     run.no_timing = true;
     run.python = o.python;
+    run.trials = std::max(o.trials, 1);  // the judge audits on KernelBench's first trials
     CheckConfig config = make_config(run, device.label);
     schedule::EvaluatorOptions options;
     options.config = config;
@@ -96,7 +97,7 @@ int audit_problems(const DatasetOptions& o) {
                         std::to_string(p.level) + "/" + std::to_string(p.id), p.name.substr(0, 56),
                         a.max_abs_diff,
                         fmt::format("{}/{}", a.mismatched, a.values), verdict);
-            } catch (const schedule::ReferenceError& e) {
+            } catch (const std::exception& e) {  // this problem's, not the audit's
                 ++failed;
                 row["verdict"] = "reference_failed";
                 row["error"] = e.what();

@@ -88,7 +88,13 @@ std::vector<Problem> read_problem_jsonl(const fs::path& file) {
 std::vector<Problem> read_problem_parquet(const fs::path& file, const std::string& python) {
     // The reader is a script of the worker package (kbench_worker/parquet.py).
     fs::path script = build::worker_package_dir() / "kbench_worker" / "parquet.py";
-    auto result = sandbox::run_to_completion({python, script.string(), file.string()}, 300);
+    // Run so that neither the script's folder (the worker package) nor the current one is on
+    // the module path, where their files could stand in for modules pyarrow or pandas import.
+    static const char* runner =
+        "import runpy, sys; del sys.path[0]; sys.argv = sys.argv[1:]; "
+        "runpy.run_path(sys.argv[0], run_name='__main__')";
+    auto result = sandbox::run_to_completion(
+        {python, "-c", runner, script.string(), file.string()}, 300);
     if (!result.status.exited || result.status.code != 0)
         throw UsageError("cannot read " + file.string() + " as Parquet: " + result.err,
                          "Parquet needs pyarrow or pandas in " + python +

@@ -56,10 +56,11 @@ class JudgeProcessClient : public JudgeClient {
     }
     protocol::Reply<protocol::CorrectnessChecked> correctness(
         const protocol::CorrectnessRequest& r) override {
-        return judge_.call<protocol::CorrectnessChecked>(r, r.limit_s + 30);
+        // The judge's own work (arbitration at a wider precision) extends the sandbox's limit.
+        return judge_.call<protocol::CorrectnessChecked>(r, 2 * r.limit_s + 60);
     }
     protocol::Reply<protocol::CandidateTimed> timing(const protocol::TimingRequest& r) override {
-        return judge_.call<protocol::CandidateTimed>(r, r.limit_s + 30);
+        return judge_.call<protocol::CandidateTimed>(r, 2 * r.limit_s + 60);
     }
     protocol::Reply<protocol::Empty> detach() override {
         return judge_.call<protocol::Empty>(protocol::DetachRequest{}, 60);

@@ -152,8 +152,9 @@ protocol::SandboxAttached CandidateSession::attach(double limit_s) {
     exchange_.hello();
     protocol::AttachSandbox request{device_.is_cuda() ? "cuda" : "cpu", 2 * device_.cache_bytes(),
                                     device_.is_cuda() ? 0.5 : 0.0, p_.tf32};
-    // Every reply must report the judge's own flags: in strict mode another is refused.
-    exchange_.expect_precision(p_.precision_state, p_.strict);
+    // Every reply must report the flags the policy set in the sandbox before the candidate was
+    // imported: in strict mode a changed precision is refused.
+    exchange_.expect_precision(json(), p_.strict);
     exchange_.request<protocol::Empty>(request);
     // The protocol's own cost, measured while no code of the candidate's exists in the sandbox.
     const auto& base = public_call(p_, p_.seed, device_);
@@ -313,12 +314,17 @@ json CandidateSession::Arbitration::to_json(const ReferenceProblem& p) const {
 std::string CandidateSession::arbitrate(std::size_t position, const CallInputs& inputs,
                                         const ReferenceOutput& reference, const std::string& where,
                                         const std::string& failure, Arbitration& a) {
-    auto start = Clock::now();
+    // The judge's time, not the candidate's: counted in the record, added to the deadline.
     struct Elapsed {
         Arbitration& a;
-        Clock::time_point start;
-        ~Elapsed() { a.seconds += std::chrono::duration<double>(Clock::now() - start).count(); }
-    } elapsed{a, start};
+        Exchange& exchange;
+        Clock::time_point start = Clock::now();
+        ~Elapsed() {
+            double s = std::chrono::duration<double>(Clock::now() - start).count();
+            a.seconds += s;
+            exchange.extend_deadline(s);
+        }
+    } elapsed{a, exchange_};
     // One trial that misses the wider reference too decides the verdict: later ones are not
     // arbitrated, so that a wrong candidate costs no more than one run of the wider reference.
     if (!a.unavailable.empty()) return failure + " (no arbitration: " + a.unavailable + ")";
@@ -329,6 +335,8 @@ std::string CandidateSession::arbitrate(std::size_t position, const CallInputs& 
     std::vector<at::Tensor> wide;
     try {
         wide = run_arbiter(p_, inputs, device_);
+    } catch (const CudaError&) {
+        throw;
     } catch (const std::runtime_error& e) {
         a.unavailable = e.what();
         return failure + " (no arbitration: " + a.unavailable + ")";
@@ -388,7 +396,8 @@ protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest&
     out.measured = {m.samples_us, m.converged, m.warmup_calls, m.calls, m.outside_stream_samples,
                     m.statistic};
     if (!exchange_.precision_change().empty())
-        out.findings.push_back({"precision_changed", "warn", exchange_.precision_change()});
+        out.findings.push_back(
+            {exchange_.precision_change_rule(), "warn", exchange_.precision_change()});
     if (m.outside_stream_samples > 0)
         out.findings.push_back(
             {"work_outside_stream", "warn",

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <set>
 
 #include "core/error.hpp"
 #include "core/keyed_seeds.hpp"
@@ -47,6 +48,11 @@ void Exchange::set_deadline(double seconds, const std::string& phase) {
     phase_ = phase;
     where_.clear();
     deadline_ = Clock::now() + std::chrono::milliseconds(long(seconds * 1000));
+}
+
+void Exchange::extend_deadline(double seconds) {
+    if (deadline_ != Clock::time_point::max())
+        deadline_ += std::chrono::milliseconds(long(seconds * 1000));
 }
 
 void Exchange::ended(const std::string& what) {
@@ -218,23 +224,47 @@ protocol::CallSpec Exchange::hand_over(Position& pos, const CallInputs& inputs,
 }
 
 void Exchange::check_precision(const json& reported) {
-    if (expected_precision_.is_null() || reported == expected_precision_) return;
-    std::string changed;
-    for (const auto& [name, want] : expected_precision_.items()) {
-        json got = reported.contains(name) ? reported.at(name) : json();
-        if (got != want) {
-            if (!changed.empty()) changed += ", ";
-            changed += name + " " + got.dump() + " (the policy sets " + want.dump() + ")";
-        }
+    // The first reply (a null request, before the candidate is imported) sets what every later
+    // one must report: the flags the policy left in this sandbox.
+    if (expected_precision_.is_null()) {
+        expected_precision_ = reported;
+        return;
     }
-    if (changed.empty()) changed = "flags the policy does not set: " + reported.dump();
+    if (reported == expected_precision_) return;
+    // TF32, the float32 matmul precision and oneDNN's float32 precision decide how float32 is
+    // computed: changing them is refused in strict mode. The rest is named: reduced-precision
+    // reductions and fp16 accumulation touch half-precision matmuls only, and cuDNN's benchmark
+    // and deterministic settings choose among float32 algorithms (many candidates set them).
+    auto enforced = [](const std::string& name) {
+        return name.rfind("tf32_", 0) == 0 || name == "float32_matmul_precision" ||
+               name == "onednn_float32";
+    };
+    auto cudnn = [](const std::string& name) { return name.rfind("cudnn_", 0) == 0; };
+    std::string changed;
+    bool numerics = false, any_precision = false;
+    std::set<std::string> names;
+    for (const auto& [name, value] : expected_precision_.items()) names.insert(name);
+    for (const auto& [name, value] : reported.items()) names.insert(name);
+    for (const std::string& name : names) {
+        json want = expected_precision_.contains(name) ? expected_precision_.at(name) : json();
+        json got = reported.contains(name) ? reported.at(name) : json();
+        if (got == want) continue;
+        if (!changed.empty()) changed += ", ";
+        changed += name + " " + got.dump() + " (was " + want.dump() + ")";
+        numerics = numerics || enforced(name) || (!cudnn(name) && want.is_null());
+        any_precision = any_precision || !cudnn(name);
+    }
     std::string detail = "the candidate changed PyTorch's precision flags: " + changed;
-    if (enforce_precision_)
+    if (numerics && enforce_precision_)
         throw FaultError(FaultKind::integrity,
                          detail + "; strict mode computes fp32 at full precision (use --tf32 on "
                                   "to evaluate under TF32, at its tolerance)",
                          "precision_changed", where_);
-    if (precision_change_.empty()) precision_change_ = detail;
+    if (precision_change_.empty()) {
+        precision_change_ = any_precision ? detail
+                                          : "the candidate changed cuDNN's settings: " + changed;
+        precision_change_rule_ = any_precision ? "precision_changed" : "cudnn_settings_changed";
+    }
 }
 
 void Exchange::check_outputs_unchanged() {

@@ -40,6 +40,8 @@ class Exchange {
 
     // Until when the sandbox may take, and what to call the phase in a timeout's message.
     void set_deadline(double seconds, const std::string& phase);
+    // Time the judge spent on its own work meanwhile (arbitration) is not the sandbox's.
+    void extend_deadline(double seconds);
     // Bytes the judge writes to flush the cache before a timed request (0: twice the cache).
     void set_flush_bytes(std::size_t bytes) {
         flush_bytes_ = bytes;
@@ -81,14 +83,20 @@ class Exchange {
     // Throws an integrity fault if an output changed since its reply was taken.
     void check_outputs_unchanged();
 
-    // The precision flags every reply must report (the judge's, under the run's policy).
-    // enforce: a reply with other flags is an integrity fault (rule precision_changed);
-    // otherwise the first difference is kept for precision_change().
+    // Every reply reports the sandbox's precision flags; those of the first (a null request,
+    // before the candidate is imported) are what the others must report. expected: the flags
+    // to hold the first reply to as well (null: none). enforce: a reply that changed TF32, the
+    // float32 matmul precision or oneDNN's float32 precision is an integrity fault (rule
+    // precision_changed);
+    // otherwise the first difference is kept for precision_change(), under the rule
+    // precision_change_rule(). cuDNN's benchmark and deterministic settings are never enforced:
+    // they choose among float32 algorithms (rule cudnn_settings_changed, a warning).
     void expect_precision(json flags, bool enforce) {
         expected_precision_ = std::move(flags);
         enforce_precision_ = enforce;
     }
     const std::string& precision_change() const { return precision_change_; }
+    const std::string& precision_change_rule() const { return precision_change_rule_; }
 
     void send_exit();
 
@@ -109,6 +117,7 @@ class Exchange {
     json expected_precision_;
     bool enforce_precision_ = false;
     std::string precision_change_;
+    std::string precision_change_rule_;
     timing::RunDelay run_delay_;
     template <typename Reply>
     Reply decode(const json& message) {

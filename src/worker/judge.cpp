@@ -217,6 +217,8 @@ class Judge {
             std::vector<at::Tensor> wide;
             try {
                 wide = run_arbiter(p, call.first, device_);
+            } catch (const CudaError&) {
+                throw;
             } catch (const std::runtime_error& e) {
                 out.skipped = e.what();
                 break;
@@ -234,7 +236,7 @@ class Judge {
                     at::Tensor ref = call.second.outputs[i].to(wide[i].device()).to(at::kDouble);
                     at::Tensor w = wide[i].to(at::kDouble);
                     at::Tensor close = ((ref - w).abs() <= p.spec.atol + p.spec.rtol * w.abs()) |
-                                       (ref == w);
+                                       (ref == w) | (at::isnan(ref) & at::isnan(w));
                     out.mismatched += std::uint64_t((~close).sum().item<std::int64_t>());
                 }
             }

@@ -78,6 +78,16 @@ void apply_precision_policy(const std::string& tf32) {
 
 json precision_state() {
     at::Context& c = at::globalContext();
+    // A getter can refuse (PyTorch checks that its legacy and new TF32 settings agree, and a
+    // candidate can set one of each): the refusal is reported in place of the value.
+    auto read = [](auto&& get) -> json {
+        try {
+            return get();
+        } catch (const std::exception& e) {
+            std::string what = e.what();
+            return "unreadable: " + what.substr(0, what.find('\n'));
+        }
+    };
     auto matmul_precision = [&] {
         switch (c.float32MatmulPrecision()) {
             case at::Float32MatmulPrecision::HIGHEST: return "highest";
@@ -89,18 +99,22 @@ json precision_state() {
     auto reduced = [](at::CuBLASReductionOption o) {
         return o == at::CuBLASReductionOption::AllowReducedPrecisionWithSplitK;
     };
-    return {{"tf32_matmul", c.allowTF32CuBLAS()},
-            {"tf32_conv", c.allowTF32CuDNN(at::Float32Op::CONV)},
-            {"tf32_rnn", c.allowTF32CuDNN(at::Float32Op::RNN)},
-            {"float32_matmul_precision", matmul_precision()},
-            {"fp16_reduced_precision_reduction", reduced(c.allowFP16ReductionCuBLAS())},
-            {"bf16_reduced_precision_reduction", reduced(c.allowBF16ReductionCuBLAS())},
-            {"fp16_accumulation", c.allowFP16AccumulationCuBLAS()},
-            {"onednn_float32",
-             at::precision2str(c.float32Precision(at::Float32Backend::MKLDNN,
-                                                  at::Float32Op::MATMUL))},
-            {"cudnn_benchmark", c.benchmarkCuDNN()},
-            {"cudnn_deterministic", c.deterministicCuDNN()}};
+    return {
+        {"tf32_matmul", read([&] { return c.allowTF32CuBLAS(); })},
+        {"tf32_conv", read([&] { return c.allowTF32CuDNN(at::Float32Op::CONV); })},
+        {"tf32_rnn", read([&] { return c.allowTF32CuDNN(at::Float32Op::RNN); })},
+        {"float32_matmul_precision", read([&] { return std::string(matmul_precision()); })},
+        {"fp16_reduced_precision_reduction",
+         read([&] { return reduced(c.allowFP16ReductionCuBLAS()); })},
+        {"bf16_reduced_precision_reduction",
+         read([&] { return reduced(c.allowBF16ReductionCuBLAS()); })},
+        {"fp16_accumulation", read([&] { return c.allowFP16AccumulationCuBLAS(); })},
+        {"onednn_float32", read([&] {
+             return at::precision2str(
+                 c.float32Precision(at::Float32Backend::MKLDNN, at::Float32Op::MATMUL));
+         })},
+        {"cudnn_benchmark", read([&] { return c.benchmarkCuDNN(); })},
+        {"cudnn_deterministic", read([&] { return c.deterministicCuDNN(); })}};
 }
 
 bool is_tensor(py::handle value) {

@@ -91,7 +91,6 @@ std::unique_ptr<ReferenceProblem> load_reference(const protocol::PrepareProblem&
     p->spec = {request.atol, request.rtol, p->strict};
     p->tf32 = request.tf32;
     apply_precision_policy(p->tf32);
-    p->precision_state = precision_state();
     p->module = exec_module(request.code, "kbench_reference", "<reference " + p->name + ">");
     for (const char* name : {"Model", "get_inputs", "get_init_inputs"})
         if (!py::hasattr(p->module, name))
@@ -100,6 +99,10 @@ std::unique_ptr<ReferenceProblem> load_reference(const protocol::PrepareProblem&
                                       device.torch_device(), p->dtype);
     p->model = construct_from_init(p->module.attr("Model"), p->init_values, p->seed,
                                    device.torch_device(), p->dtype);
+    // Again, once the reference's own code has run (it may set flags of its own), and recorded:
+    // the reference's outputs and the baseline are computed under these.
+    apply_precision_policy(p->tf32);
+    p->precision_state = precision_state();
     p->public_trial_seeds = trial_seeds(p->seed, p->trials);
     // The base seed's call tells the outputs' layout, the size of a call, and how long making
     // inputs takes.
@@ -119,14 +122,22 @@ std::unique_ptr<ReferenceProblem> load_reference(const protocol::PrepareProblem&
 namespace {
 
 bool is_out_of_memory(const py::error_already_set& e) {
-    return e.matches(py::module_::import("torch").attr("OutOfMemoryError"));
+    std::string what = e.what();
+    return e.matches(py::module_::import("torch").attr("OutOfMemoryError")) ||
+           what.find("out of memory") != std::string::npos ||
+           what.find("ALLOC_FAILED") != std::string::npos;
+}
+
+std::string last_line_of(std::string text) {
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    std::size_t start = text.rfind('\n');
+    return text.substr(start == std::string::npos ? 0 : start + 1);
 }
 
 }  // namespace
 
 std::vector<at::Tensor> run_arbiter(ReferenceProblem& p, const CallInputs& inputs,
                                     const Device& device) {
-    if (!p.arbiter_unavailable.empty()) throw std::runtime_error(p.arbiter_unavailable);
     py::module_ r = rules();
     py::object dtype = r.attr("arbiter_dtype")(p.precision);
     py::list values;
@@ -157,13 +168,18 @@ std::vector<at::Tensor> run_arbiter(ReferenceProblem& p, const CallInputs& input
             return attempt("cpu");
         }
     } catch (const py::error_already_set& e) {
+        // Not kept for the next candidate: a failure for want of memory may not happen again.
         p.arbiter = py::none();
-        std::string text = describe_python_error(e);
-        while (!text.empty() && text.back() == '\n') text.pop_back();
-        std::size_t start = text.rfind('\n');
-        p.arbiter_unavailable = "the reference cannot run at the arbiter's precision: " +
-                                text.substr(start == std::string::npos ? 0 : start + 1);
-        throw std::runtime_error(p.arbiter_unavailable);
+        p.arbiter_device.clear();
+        throw std::runtime_error("the reference cannot run at the arbiter's precision: " +
+                                 last_line_of(describe_python_error(e)));
+    } catch (const CudaError&) {
+        throw;  // the device's fault, not the reference's
+    } catch (const std::exception& e) {
+        p.arbiter = py::none();
+        p.arbiter_device.clear();
+        throw std::runtime_error("the reference cannot run at the arbiter's precision: " +
+                                 last_line_of(e.what()));
     }
 }
 

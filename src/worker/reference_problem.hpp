@@ -58,15 +58,15 @@ struct ReferenceProblem {
     std::map<std::uint64_t, std::pair<CallInputs, ReferenceOutput>> public_calls;
     std::map<std::string, protocol::BaselineTimed> baselines;
     // The arbiter: the model at a wider precision (float64 for fp32, float32 for fp16 and bf16),
-    // made at the first trial that needs it; or why the reference cannot be arbitrated.
+    // made at the first trial of a candidate that needs it, released with the candidate.
     py::object arbiter;
     std::string arbiter_device;
-    std::string arbiter_unavailable;
 };
 
 // The reference's outputs for inputs at the arbiter's precision (rules.run_arbiter), made on
 // the device or, when the device lacks the memory, on the CPU. Throws std::runtime_error with
-// the reason when the reference cannot run at that precision.
+// the reason when the reference cannot run at that precision (an op without a double kernel,
+// random numbers drawn in forward, no memory anywhere); CudaError when the device failed.
 std::vector<at::Tensor> run_arbiter(ReferenceProblem& p, const CallInputs& inputs,
                                     const Device& device);
 

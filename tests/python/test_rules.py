@@ -200,3 +200,35 @@ def test_harness_tolerance_and_trial_seeds():
     h = harness.load(HARNESS_DIR)
     for precision in ("fp32", "fp16", "bf16"):
         assert rules.tolerance(precision) == h.get_tolerance_for_precision(precision)
+
+
+def test_arbiter_copy_is_made_at_the_wider_precision_directly():
+    model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))
+    wide = rules.arbiter_model(model, torch.float64, CPU)
+    assert isinstance(wide[0].weight, nn.Parameter)
+    assert wide[0].weight.dtype == wide[1].running_mean.dtype == torch.float64
+    assert wide[1].num_batches_tracked.dtype == torch.int64  # integers stay integers
+    assert wide[0].weight.data_ptr() != model[0].weight.data_ptr()
+    assert torch.equal(wide[0].weight.float(), model[0].weight)
+
+
+class Noisy(nn.Module):
+    def forward(self, x):
+        return nn.functional.dropout(x, 0.5, training=True)
+
+
+def test_a_reference_that_draws_random_numbers_is_not_arbitrated():
+    with pytest.raises(rules.DrawsRandomNumbers):
+        rules.run_arbiter(Noisy(), [torch.randn(8)], 1, torch.float64, CPU)
+
+
+def test_full_precision_block_restores_every_float32_setting():
+    def state():
+        onednn = getattr(torch.backends.mkldnn, "fp32_precision", None)
+        return (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32,
+                torch.get_float32_matmul_precision(), onednn)
+
+    before = state()
+    with rules.FullPrecision():
+        assert torch.get_float32_matmul_precision() == "highest"
+    assert state() == before

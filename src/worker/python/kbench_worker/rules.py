@@ -25,6 +25,7 @@ Nothing here is trusted in a sandbox: a candidate can change anything in its own
 the judge checks what it returns.
 """
 
+import contextlib
 import copy
 
 import torch
@@ -126,10 +127,24 @@ class FullPrecision:
         (torch.backends.cuda.matmul, "allow_fp16_reduced_precision_reduction"),
         (torch.backends.cuda.matmul, "allow_bf16_reduced_precision_reduction"),
     )
+    # oneDNN's float32 precision (newer PyTorch), which the matmul precision setter also moves.
+    _ONEDNN = ("mkldnn", "mkldnn.matmul", "mkldnn.conv", "mkldnn.rnn")
+
+    @staticmethod
+    def _onednn_owners():
+        owners = []
+        for path in FullPrecision._ONEDNN:
+            owner = torch.backends
+            for part in path.split("."):
+                owner = getattr(owner, part, None)
+            if owner is not None and hasattr(owner, "fp32_precision"):
+                owners.append(owner)
+        return owners
 
     def __enter__(self):
         self._saved = [getattr(owner, name) for owner, name in self._NAMES]
         self._matmul = torch.get_float32_matmul_precision()
+        self._onednn = [(owner, owner.fp32_precision) for owner in self._onednn_owners()]
         apply_precision("off")
         return self
 
@@ -137,6 +152,8 @@ class FullPrecision:
         for (owner, name), value in zip(self._NAMES, self._saved):
             setattr(owner, name, value)
         torch.set_float32_matmul_precision(self._matmul)
+        for owner, value in self._onednn:
+            owner.fp32_precision = value
         return False
 
 
@@ -146,8 +163,19 @@ def arbiter_dtype(precision):
 
 
 def arbiter_model(model, dtype, device):
-    """A copy of model in dtype on device: the same (rounded) weights at a wider precision."""
-    arbiter = copy.deepcopy(model)
+    """A copy of model in dtype on device: the same (rounded) weights at a wider precision.
+
+    Parameters and buffers are copied straight to the device and dtype, so that no second copy
+    at the working precision is made where the model lives (on a full GPU, the CPU fallback
+    would need GPU memory for it)."""
+    memo = {}
+    if isinstance(model, torch.nn.Module):
+        for t in list(model.parameters()) + list(model.buffers()):
+            wide = t.detach().to(device=device,
+                                 dtype=dtype if t.is_floating_point() else None, copy=True)
+            memo[id(t)] = (torch.nn.Parameter(wide, requires_grad=t.requires_grad)
+                           if isinstance(t, torch.nn.Parameter) else wide)
+    arbiter = copy.deepcopy(model, memo)
     if isinstance(arbiter, torch.nn.Module):
         arbiter = arbiter.to(device=device, dtype=dtype)
     return arbiter
@@ -162,12 +190,31 @@ def widen(value, dtype, device):
     return value.to(device=device, copy=True)
 
 
+class DrawsRandomNumbers(RuntimeError):
+    """The reference's forward consumed random numbers: at another precision it draws others."""
+
+
+def _generator_states():
+    states = [torch.random.get_rng_state()]
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        states += torch.cuda.get_rng_state_all()
+    return states
+
+
 def run_arbiter(model, inputs, seed, dtype, device):
-    """The arbiter's outputs for inputs (a list), as a list of tensors, at full precision."""
+    """The arbiter's outputs for inputs (a list), as a list of tensors, at full precision.
+
+    Raises DrawsRandomNumbers when the forward consumes random numbers (dropout in training mode,
+    noise): a run at another precision draws other numbers, so it is no arbiter."""
     args = [widen(v, dtype, device) for v in inputs]
-    with torch.no_grad(), FullPrecision():
+    full = FullPrecision() if dtype == torch.float32 else contextlib.nullcontext()
+    with torch.no_grad(), full:
         set_seed(seed)
+        before = _generator_states()
         out = model(*args)
+        if any(not torch.equal(a, b) for a, b in zip(before, _generator_states(), strict=True)):
+            raise DrawsRandomNumbers("the reference draws random numbers in forward, and a run "
+                                     "at another precision draws other ones")
     items = [out] if isinstance(out, torch.Tensor) else list(out)
     for item in items:
         if not isinstance(item, torch.Tensor):
