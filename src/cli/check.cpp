@@ -47,16 +47,9 @@ int run_check(const CheckOptions& o) {
     }
 
     auto log = make_logger(o.run);
-    schedule::EvaluatorOptions options;
-    options.config = config;
-    options.env.python = build::find_python(o.run.python);
-    options.policy = schedule::SandboxPolicy::decide(options.env.python);
-    fs::path scratch = make_scratch("kbench-check-", options.policy);
-    options.env.worker_package_dir = build::worker_package_dir();
-    options.env.device_kind = device.kind;
-    if (device.kind == "cuda") options.env.visible_gpu = schedule::physical_gpu(device.ordinal);
-    options.env.log_dir = scratch / "logs";
-    options.scratch_dir = scratch / "work";
+    fs::path scratch;
+    schedule::EvaluatorOptions options = make_evaluator_options(
+        config, build::find_python(o.run.python), device, "kbench-check-", scratch);
     options.log = log;
     options.verbose = o.run.verbose && !o.run.quiet;
 

@@ -47,16 +47,9 @@ int audit_problems(const DatasetOptions& o) {
     run.python = o.python;
     run.trials = std::max(o.trials, 1);  // the judge audits on KernelBench's first trials
     CheckConfig config = make_config(run, device.label);
-    schedule::EvaluatorOptions options;
-    options.config = config;
-    options.env.python = python;
-    options.policy = schedule::SandboxPolicy::decide(python);
-    fs::path scratch = make_scratch("kbench-audit-", options.policy);
-    options.env.worker_package_dir = build::worker_package_dir();
-    options.env.device_kind = device.kind;
-    if (device.kind == "cuda") options.env.visible_gpu = schedule::physical_gpu(device.ordinal);
-    options.env.log_dir = scratch / "logs";
-    options.scratch_dir = scratch / "work";
+    fs::path scratch;
+    schedule::EvaluatorOptions options =
+        make_evaluator_options(config, python, device, "kbench-audit-", scratch);
     auto log = make_logger(run);
     options.log = log;
     int flagged = 0, skipped = 0, failed = 0;

@@ -4,6 +4,7 @@
 #include <iomanip>
 #include <iostream>
 
+#include "build/toolchain.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 
@@ -97,6 +98,24 @@ fs::path make_scratch(const std::string& prefix, const schedule::SandboxPolicy& 
         fs::permissions(scratch,
                         fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
     return scratch;
+}
+
+schedule::EvaluatorOptions make_evaluator_options(const CheckConfig& config,
+                                                  const std::string& python,
+                                                  const schedule::DeviceChoice& device,
+                                                  const std::string& scratch_prefix,
+                                                  fs::path& scratch) {
+    schedule::EvaluatorOptions options;
+    options.config = config;
+    options.env.python = python;
+    options.policy = schedule::SandboxPolicy::decide(python);
+    scratch = make_scratch(scratch_prefix, options.policy);
+    options.env.worker_package_dir = build::worker_package_dir();
+    options.env.device_kind = device.kind;
+    if (device.kind == "cuda") options.env.visible_gpu = schedule::physical_gpu(device.ordinal);
+    options.env.log_dir = scratch / "logs";
+    options.scratch_dir = scratch / "work";
+    return options;
 }
 
 Backend detect_backend(const std::string& option, const std::string& code,

@@ -8,6 +8,8 @@
 
 #include "core/config.hpp"
 #include "schedule/builder_pool.hpp"
+#include "schedule/devices.hpp"
+#include "schedule/evaluator.hpp"
 
 namespace kbench::cli {
 
@@ -47,6 +49,14 @@ schedule::BuilderOptions make_builder_options(const RunOptions& options,
 
 // A private scratch folder for this run; passable by the sandboxes' user when there is one.
 fs::path make_scratch(const std::string& prefix, const schedule::SandboxPolicy& policy);
+
+// An evaluator's settings on one device (check, dataset audit): the Python, the sandbox policy,
+// a fresh scratch folder named from prefix (returned in scratch), worker logs in it.
+schedule::EvaluatorOptions make_evaluator_options(const CheckConfig& config,
+                                                  const std::string& python,
+                                                  const schedule::DeviceChoice& device,
+                                                  const std::string& scratch_prefix,
+                                                  fs::path& scratch);
 
 // The backend of a candidate: the option if given, else cpu on a CPU, triton if the source
 // imports it, cuda otherwise.
