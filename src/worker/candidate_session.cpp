@@ -297,7 +297,7 @@ protocol::CorrectnessChecked CandidateSession::correctness(
 }
 
 json CandidateSession::Arbitration::to_json(const ReferenceProblem& p) const {
-    json j = {{"arbiter", p.precision == "fp32" ? "float64" : "float32 (TF32 off)"},
+    json j = {{"arbiter", arbiter_name(p.precision)},
               {"trials", trials},
               {"passed", passed},
               {"seconds", real_json(seconds)}};
@@ -353,15 +353,14 @@ std::string CandidateSession::arbitrate(std::size_t position, const CallInputs& 
     CompareResult ref = compare_values(wide, reference.outputs, p_.spec, where);
     a.candidate_max_abs = std::max(a.candidate_max_abs, candidate.max_abs_diff);
     a.reference_max_abs = std::max(a.reference_max_abs, ref.max_abs_diff);
-    const char* arbiter = p_.precision == "fp32" ? "float64" : "float32";
     if (!candidate.ok)
-        return failure + "; against the reference computed in " + arbiter + " too: " +
-               candidate.reason;
+        return failure + "; against the reference computed in " + arbiter_name(p_.precision) +
+               " too: " + candidate.reason;
     ++a.passed;
-    if (p_.strict)
-        if (auto changed = check_inputs_unchanged(inputs.tensors, exchange_.inputs_now(position),
-                                                  reference.modifies, where))
-            return *changed;
+    // Arbitration is strict mode's: the strict input check still applies.
+    if (auto changed = check_inputs_unchanged(inputs.tensors, exchange_.inputs_now(position),
+                                              reference.modifies, where))
+        return *changed;
     return "";
 }
 

@@ -209,7 +209,7 @@ class Judge {
     protocol::Audited audit(const protocol::AuditRequest& request) {
         ReferenceProblem& p = problem();
         protocol::Audited out;
-        out.arbiter = p.precision == "fp32" ? "float64" : "float32 (TF32 off)";
+        out.arbiter = arbiter_name(p.precision);
         auto start = std::chrono::steady_clock::now();
         int trials = std::clamp(request.trials, 1, int(p.public_trial_seeds.size()));
         for (int t = 0; t < trials; ++t) {

@@ -136,6 +136,10 @@ std::string last_line_of(std::string text) {
 
 }  // namespace
 
+std::string arbiter_name(const std::string& precision) {
+    return precision == "fp32" ? "float64" : "float32 (TF32 off)";
+}
+
 std::vector<at::Tensor> run_arbiter(ReferenceProblem& p, const CallInputs& inputs,
                                     const Device& device) {
     py::module_ r = rules();

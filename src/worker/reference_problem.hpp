@@ -63,6 +63,9 @@ struct ReferenceProblem {
     std::string arbiter_device;
 };
 
+// What arbitrates a precision: "float64" for fp32, "float32 (TF32 off)" for fp16 and bf16.
+std::string arbiter_name(const std::string& precision);
+
 // The reference's outputs for inputs at the arbiter's precision (rules.run_arbiter), made on
 // the device or, when the device lacks the memory, on the CPU. Throws std::runtime_error with
 // the reason when the reference cannot run at that precision (an op without a double kernel,
