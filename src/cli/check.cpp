@@ -52,6 +52,7 @@ int run_check(const CheckOptions& o) {
         config, build::find_python(o.run.python), device, "kbench-check-", scratch);
     options.log = log;
     options.verbose = o.run.verbose && !o.run.quiet;
+    if (o.run.gpu_peaks) options.gpu_peaks = fs::absolute(*o.run.gpu_peaks);
 
     std::unique_ptr<report::Reporter> reporter;
     if (o.json)

@@ -12,5 +12,6 @@ using Command = std::function<int()>;
 Command add_check_command(CLI::App& app);
 Command add_eval_command(CLI::App& app);
 Command add_dataset_command(CLI::App& app);
+Command add_rules_command(CLI::App& app);
 
 }  // namespace kbench::cli

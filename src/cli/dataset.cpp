@@ -11,6 +11,9 @@
 #include "cli/run_options.hpp"
 #include "cli/selection_options.hpp"
 #include "core/error.hpp"
+#include "core/files.hpp"
+#include "core/sha256.hpp"
+#include "integrity/health.hpp"
 #include "schedule/devices.hpp"
 #include "schedule/eval_engine.hpp"
 #include "schedule/evaluator.hpp"
@@ -29,6 +32,7 @@ struct DatasetOptions {
     std::string tf32;
     std::optional<double> tolerance;
     int trials = 2;
+    int seeds = 5;
 };
 
 // Each selected problem's reference at its working precision against the same reference at
@@ -45,14 +49,16 @@ int audit_problems(const DatasetOptions& o) {
     run.tolerance = o.tolerance;
     run.no_timing = true;
     run.python = o.python;
-    run.trials = std::max(o.trials, 1);  // the judge audits on KernelBench's first trials
+    // The judge arbitrates KernelBench's first `trials` trials and checks health over `seeds`.
+    run.trials = std::max({o.trials, o.seeds, 1});
     CheckConfig config = make_config(run, device.label);
     fs::path scratch;
     schedule::EvaluatorOptions options =
         make_evaluator_options(config, python, device, "kbench-audit-", scratch);
     auto log = make_logger(run);
     options.log = log;
-    int flagged = 0, skipped = 0, failed = 0;
+    int flagged = 0, skipped = 0, failed = 0, unhealthy = 0;
+    integrity::HealthStore store = integrity::HealthStore::in_cache();
     {
         if (log) log("starting the judge (" + device.label + ")");
         schedule::BuilderPool builds(
@@ -73,6 +79,9 @@ int audit_problems(const DatasetOptions& o) {
             try {
                 protocol::Audited a = evaluator.audit(schedule::problem_spec(p), o.trials);
                 row.update(a.to_json());
+                store.save(sha256_hex(p.code), config.precision, a.health);
+                std::vector<std::string> flags = integrity::health_flags(a.health);
+                if (!flags.empty()) ++unhealthy;
                 if (!a.skipped.empty()) {
                     verdict = "skipped: " + a.skipped;
                     ++skipped;
@@ -81,6 +90,11 @@ int audit_problems(const DatasetOptions& o) {
                     ++flagged;
                 } else {
                     verdict = "ok";
+                }
+                if (!flags.empty()) {
+                    std::string names;
+                    for (const auto& f : flags) names += (names.empty() ? "" : ", ") + f;
+                    verdict += "; flagged: " + names;
                 }
                 row["verdict"] = a.skipped.empty() ? (a.mismatched ? "ill_conditioned" : "ok")
                                                    : "skipped";
@@ -107,9 +121,11 @@ int audit_problems(const DatasetOptions& o) {
     fs::remove_all(scratch, ignored);
     if (!o.json)
         std::cout << fmt::format(
-            "{} problem(s): {} ill-conditioned at {} (atol = rtol = {:g}), {} not auditable, {} "
-            "whose reference failed\n",
-            problems.size(), flagged, o.precision, config.atol(), skipped, failed);
+            "{} problem(s): {} ill-conditioned at {} (atol = rtol = {:g}), {} flagged by the "
+            "health checks (recorded in {}: later verdicts carry the flags), {} not auditable, "
+            "{} whose reference failed\n",
+            problems.size(), flagged, o.precision, config.atol(), unhealthy,
+            (cache_root() / "health").string(), skipped, failed);
     return failed > 0 ? 1 : 0;
 }
 
@@ -193,7 +209,10 @@ Command add_dataset_command(CLI::App& app) {
     audit->add_option("--precision", o->precision, "fp32, fp16 or bf16")->capture_default_str();
     audit->add_option("--tf32", o->tf32, "off (default), on or default, as for check and eval");
     audit->add_option("--tol", o->tolerance, "atol = rtol (default: the precision's)");
-    audit->add_option("--trials", o->trials, "KernelBench trial inputs to audit on")
+    audit->add_option("--seeds", o->seeds,
+                      "KernelBench trial seeds the health checks run the reference on")
+        ->capture_default_str();
+    audit->add_option("--trials", o->trials, "KernelBench trial inputs to arbitrate on")
         ->capture_default_str();
     audit->add_option("--python", o->python, "Python with torch (default: $KBENCH_PYTHON, python3)");
     audit->add_flag("--json", o->json, "One JSON object a problem");

@@ -35,6 +35,7 @@ struct EvalOptions {
     std::string runs_dir = "runs";
     std::optional<std::string> db;
     bool force = false;
+    bool exclude_flagged = false;
     bool json = false;
     RunOptions run;
 };
@@ -64,6 +65,9 @@ std::string config_key(const CheckConfig& c, const std::string& device_kind) {
     json j = {{"mode", std::string(to_string(c.mode))},
               {"precision", std::string(to_string(c.precision))},
               {"tf32", c.tf32},
+              {"policy", c.policy},
+              {"allow", c.allow},
+              {"deny", c.deny},
               {"trials", c.trials},
               {"seed", c.seed},
               {"atol", c.atol()},
@@ -198,6 +202,7 @@ int run_eval(const EvalOptions& o) {
         e.scratch_dir = scratch / "work";
         e.log = log;
         e.verbose = o.run.verbose && !o.run.quiet;
+        if (o.run.gpu_peaks) e.gpu_peaks = fs::absolute(*o.run.gpu_peaks);
         report::Progress progress(suspects.size() + rest.size(), std::cerr,
                                   !o.run.quiet && ::isatty(2));
         schedule::EvalEngine engine(e);
@@ -224,7 +229,8 @@ int run_eval(const EvalOptions& o) {
             verdicts.push_back(Verdict::from_json(stored->verdict));
     write_outputs(run_dir, verdicts);
     if (!o.json) {
-        std::cout << score::format_score(score::score_verdicts(verdicts));
+        std::cout << score::format_score(
+            score::score_verdicts(verdicts, {0.0, 1.0, 1.5, 2.0}, o.exclude_flagged));
         std::map<std::string, int> by_device;
         for (const auto& v : verdicts) ++by_device[v.config.value("device", std::string("?"))];
         if (by_device.size() > 1) {
@@ -261,6 +267,8 @@ Command add_eval_command(CLI::App& app) {
     cmd->add_option("--runs-dir", o->runs_dir, "Where runs live")->capture_default_str();
     cmd->add_option("--db", o->db, "Verdict database (default: RUNS_DIR/RUN/kbench.db)");
     cmd->add_flag("--force", o->force, "Evaluate again what the database already holds");
+    cmd->add_flag("--exclude-flagged", o->exclude_flagged,
+                  "Leave problems the audit flagged (kbench dataset audit) out of the score");
     cmd->add_flag("--json", o->json, "Verdicts as JSON lines on stdout, no score");
     add_run_options(cmd, o->run);
     return [o] { return run_eval(*o); };

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
     auto check = kbench::cli::add_check_command(app);
     auto eval = kbench::cli::add_eval_command(app);
     auto dataset = kbench::cli::add_dataset_command(app);
+    auto rules = kbench::cli::add_rules_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
         if (app.got_subcommand("check")) return check();
         if (app.got_subcommand("eval")) return eval();
         if (app.got_subcommand("dataset")) return dataset();
+        if (app.got_subcommand("rules")) return rules();
     } catch (const kbench::Error& e) {
         std::cerr << "kbench: error: " << e.what() << "\n";
         if (!e.hint().empty()) std::cerr << "  what to do: " << e.hint() << "\n";

@@ -7,6 +7,7 @@
 #include "build/toolchain.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "integrity/rules.hpp"
 
 namespace kbench::cli {
 
@@ -20,6 +21,15 @@ void add_run_options(CLI::App* cmd, RunOptions& o) {
     cmd->add_option("--tf32", o.tf32,
                     "off (float32 at full precision: strict's default), on (TF32 allowed, "
                     "tolerance 1e-2) or default (PyTorch's defaults: kernelbench's default)");
+    cmd->add_option("--policy", o.policy,
+                    "Integrity rules: strict (strict's default), kernelbench (kernelbench's "
+                    "default: what the reference harness's static checker rejects) or "
+                    "permissive (nothing rejected, every finding a warning); kbench rules lists "
+                    "them");
+    cmd->add_option("--allow", o.allow, "A rule that never rejects (repeatable)")
+        ->allow_extra_args(false);
+    cmd->add_option("--deny", o.deny, "A rule that always rejects (repeatable)")
+        ->allow_extra_args(false);
     cmd->add_option("--backend", o.backend, "cuda, triton or cpu; default: from the source")
         ->capture_default_str();
     cmd->add_option("--tol", o.tolerance,
@@ -28,6 +38,9 @@ void add_run_options(CLI::App* cmd, RunOptions& o) {
     cmd->add_flag("--verbose,-v", o.verbose, "A progress line per phase");
     cmd->add_flag("--no-timing", o.no_timing, "Check correctness only");
     cmd->add_option("--python", o.python, "Python with torch (default: $KBENCH_PYTHON, python3)");
+    cmd->add_option("--gpu-peaks", o.gpu_peaks,
+                    "A GPU table of your own (the schema of data/gpus.json), ahead of kbench's")
+        ->check(CLI::ExistingFile);
     cmd->add_option("--cache-dir", o.cache_dir, "Build cache (default: ~/.cache/kbench/builds)");
     cmd->add_option("--builders", o.builders, "Concurrent builds (default: one a core)");
     cmd->add_option("--timeout-build", o.limits.build_s, "Seconds")->capture_default_str();
@@ -52,6 +65,10 @@ CheckConfig make_config(const RunOptions& o, const std::string& device_label) {
     config.mode = parse_mode(o.mode);
     config.precision = parse_precision(o.precision);
     config.tf32 = parse_tf32(o.tf32, config.mode);
+    config.policy = o.policy.empty() ? std::string(to_string(config.mode)) : o.policy;
+    integrity::RulePolicy rules = integrity::RulePolicy::make(config.policy, o.allow, o.deny);
+    config.allow.assign(rules.allow.begin(), rules.allow.end());  // sorted, once each
+    config.deny.assign(rules.deny.begin(), rules.deny.end());
     config.trials = o.trials;
     config.seed = o.seed;
     config.device = device_label;
@@ -89,6 +106,7 @@ schedule::BuilderOptions make_builder_options(const RunOptions& o,
     b.builders = o.builders;
     b.log = std::move(log);
     b.verbose = o.verbose && !o.quiet;
+    b.rules = integrity::RulePolicy::of(make_config(o, "cpu"));
     return b;
 }
 

@@ -18,6 +18,9 @@ struct RunOptions {
     std::string precision = "fp32";
     std::string mode = "strict";
     std::string tf32;  // empty: the mode's default
+    std::string policy;  // empty: the mode's default
+    std::vector<std::string> allow;
+    std::vector<std::string> deny;
     std::string backend = "auto";
     int trials = 5;
     std::uint64_t seed = 42;
@@ -27,6 +30,7 @@ struct RunOptions {
     std::optional<double> tolerance;
     std::optional<std::string> python;
     std::optional<std::string> cache_dir;
+    std::optional<std::string> gpu_peaks;
     int builders = 0;
     PhaseLimits limits;
     TimingConfig timing;

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -74,6 +75,11 @@ struct CheckConfig {
     PhaseLimits limits;
     TimingConfig timing;
     bool measure = true;  // time correct candidates and their baseline
+    // Integrity rules (integrity/rules.hpp): strict, kernelbench or permissive, and the rules
+    // --allow and --deny change.
+    std::string policy = "strict";
+    std::vector<std::string> allow;
+    std::vector<std::string> deny;
 
     double atol() const { return tolerance.value_or(default_tolerance(precision, tf32)); }
     double rtol() const { return atol(); }

@@ -80,13 +80,23 @@ json Verdict::to_json() const {
             ? json::array({real_json(speedup_ci95->first), real_json(speedup_ci95->second)})
             : json(nullptr);
     j["integrity"] = json::array();
-    for (const auto& f : integrity)
-        j["integrity"].push_back(
-            {{"rule", f.rule}, {"severity", f.severity}, {"detail", f.detail}});
+    for (const auto& f : integrity) {
+        json finding = {{"rule", f.rule}, {"severity", f.severity}, {"detail", f.detail}};
+        if (f.line > 0) finding["line"] = f.line;
+        if (!f.evidence.empty()) finding["evidence"] = f.evidence;
+        j["integrity"].push_back(std::move(finding));
+    }
     j["kernels"] = json::array();
     for (const auto& k : kernels)
-        j["kernels"].push_back(
-            {{"name", k.name}, {"origin", k.origin}, {"share", real_json(k.share)}});
+        j["kernels"].push_back({{"name", k.name},
+                                {"origin", k.origin},
+                                {"share", real_json(k.share)},
+                                {"count", k.count},
+                                {"total_us", real_json(k.total_us)},
+                                {"streams", k.streams}});
+    if (!kernel_activity.is_null()) j["kernel_activity"] = kernel_activity;
+    if (!floor.is_null()) j["floor"] = floor;
+    if (!problem_health.is_null()) j["problem_health"] = problem_health;
     j["phases_s"] = json::object();
     for (const auto& [phase, seconds] : phases_s) j["phases_s"][phase] = real_json(seconds);
     if (!log.empty()) j["log"] = log;
@@ -121,10 +131,16 @@ Verdict Verdict::from_json(const json& j) {
                           real_from_json(j["speedup_ci95"][1], "speedup_ci95")};
     for (const auto& f : j.value("integrity", json::array()))
         v.integrity.push_back({f.value("rule", std::string()), f.value("severity", std::string()),
-                               f.value("detail", std::string())});
+                               f.value("detail", std::string()), f.value("line", 0),
+                               f.value("evidence", std::string())});
     for (const auto& k : j.value("kernels", json::array()))
         v.kernels.push_back({k.value("name", std::string()), k.value("origin", std::string()),
-                             number_at(k, "share")});
+                             number_at(k, "share"), k.value("count", std::uint64_t(0)),
+                             k.contains("total_us") ? number_at(k, "total_us") : 0.0,
+                             k.value("streams", std::string())});
+    v.kernel_activity = j.value("kernel_activity", json());
+    v.floor = j.value("floor", json());
+    v.problem_health = j.value("problem_health", json());
     if (j.contains("phases_s") && j["phases_s"].is_object())
         for (const auto& [phase, seconds] : j["phases_s"].items())
             v.phases_s[phase] = real_from_json(seconds, "phases_s");

@@ -56,12 +56,17 @@ struct Finding {
     std::string rule;
     std::string severity;  // "warn" or "reject"
     std::string detail;
+    int line = 0;          // the candidate's source line it points at (0: none)
+    std::string evidence;  // that line, or what was measured
 };
 
 struct KernelShare {
     std::string name;
     std::string origin;  // "candidate" or "library"
-    double share = 0;
+    double share = 0;    // of the kernel time in the candidate's model calls
+    std::uint64_t count = 0;
+    double total_us = 0;
+    std::string streams;  // "7" or "7,13"
 };
 
 // One candidate under one configuration: DESIGN.md's verdict schema.
@@ -80,6 +85,9 @@ struct Verdict {
     std::optional<std::pair<double, double>> speedup_ci95;
     std::vector<Finding> integrity;
     std::vector<KernelShare> kernels;
+    json kernel_activity;  // the kernel table's summary (or why there is none); null: not asked
+    json floor;            // the problem's floor on the device and the speed of light reached
+    json problem_health;   // the audit's record of the problem (flags), or null
     std::map<std::string, double> phases_s;
     std::string log;  // the candidate's own output, capped, kept for failures
 

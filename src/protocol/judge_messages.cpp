@@ -1,4 +1,5 @@
 #include "protocol/judge_messages.hpp"
+#include "protocol/sandbox_messages.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -114,13 +115,28 @@ json CorrectnessChecked::to_json() const {
                 {"max_abs_diff", real_json(max_abs_diff)},
                 {"max_rel_diff", real_json(max_rel_diff)},
                 {"failure", failure},
-                {"arbitration", arbitration}};
+                {"arbitration", arbitration},
+                {"kernels", kernels}};
 }
+
+namespace {
+
+// Null, or kernel records as a sandbox reported them (checked field by field).
+json kernels_from(const Fields& f, const char* what) {
+    const json& k = f.any("kernels");
+    if (k.is_null()) return k;
+    if (!k.is_object()) throw ProtocolError(std::string(what) + ": kernels is not an object");
+    return KernelsReported::from_json(k).to_json();
+}
+
+}  // namespace
 
 CorrectnessChecked CorrectnessChecked::from_json(const json& j) {
     Fields f(j, "correctness reply");
-    CorrectnessChecked c{f.small("trials"), f.small("trials_passed"), f.real("max_abs_diff"),
-                         f.real("max_rel_diff"), f.text("failure"), f.any("arbitration")};
+    CorrectnessChecked c{f.small("trials"),        f.small("trials_passed"),
+                         f.real("max_abs_diff"),   f.real("max_rel_diff"),
+                         f.text("failure"),        f.any("arbitration"),
+                         kernels_from(f, "correctness reply")};
     if (!c.arbitration.is_null() && !c.arbitration.is_object())
         throw ProtocolError("correctness reply: arbitration is neither null nor an object");
     if (c.trials_passed < 0 || c.trials_passed > c.trials)
@@ -190,13 +206,15 @@ json CandidateTimed::to_json() const {
                 {"findings", findings_out},
                 {"checked_calls", checked_calls},
                 {"failure", failure},
-                {"arbitration", arbitration}};
+                {"arbitration", arbitration},
+                {"kernels", kernels}};
 }
 
 CandidateTimed CandidateTimed::from_json(const json& j) {
     Fields f(j, "timing reply");
     CandidateTimed t;
     t.failure = f.text("failure");
+    t.kernels = kernels_from(f, "timing reply");
     t.checked_calls = f.count("checked_calls");
     t.arbitration = f.any("arbitration");
     if (!t.arbitration.is_null() && !t.arbitration.is_object())
@@ -216,12 +234,12 @@ BaselineRequest BaselineRequest::from_json(const json& j) {
 }
 
 json BaselineTimed::to_json() const {
-    return json{{"measured", measured.to_json()}, {"precision", precision}};
+    return json{{"measured", measured.to_json()}, {"precision", precision}, {"work", work}};
 }
 
 BaselineTimed BaselineTimed::from_json(const json& j) {
     Fields f(j, "baseline reply");
-    return {Measured::from_json(f.object("measured")), f.object("precision")};
+    return {Measured::from_json(f.object("measured")), f.object("precision"), f.object("work")};
 }
 
 json AuditRequest::to_json() const {
@@ -243,7 +261,9 @@ json Audited::to_json() const {
                 {"values", values},
                 {"worst", worst},
                 {"skipped", skipped},
-                {"seconds", real_json(seconds)}};
+                {"seconds", real_json(seconds)},
+                {"health", health},
+                {"work", work}};
 }
 
 Audited Audited::from_json(const json& j) {
@@ -251,7 +271,7 @@ Audited Audited::from_json(const json& j) {
     return {f.small("trials"),      f.text("arbiter"),     f.text("device"),
             f.real("max_abs_diff"), f.real("max_rel_diff"), f.count("mismatched"),
             f.count("values"),      f.text("worst"),       f.text("skipped"),
-            f.real("seconds")};
+            f.real("seconds"),      f.object("health"),    f.object("work")};
 }
 
 json Health::to_json() const {

@@ -100,6 +100,8 @@ struct CorrectnessChecked {
     // Trials that missed the tolerance, judged again against the reference at a wider
     // precision (strict mode): null when no trial needed it.
     json arbitration;
+    // The kernels the sandbox ran meanwhile (a KernelsReported), or null.
+    json kernels;
 
     json to_json() const;
     static CorrectnessChecked from_json(const json& j);
@@ -135,6 +137,7 @@ struct CandidateTimed {
     std::uint64_t checked_calls = 0;  // timed calls whose outputs were compared
     std::string failure;              // a checked call's failure; empty when all passed
     json arbitration;                 // checked calls judged at a wider precision, or null
+    json kernels;                     // the kernels the sandbox ran meanwhile, or null
 
     json to_json() const;
     static CandidateTimed from_json(const json& j);
@@ -155,6 +158,7 @@ struct BaselineRequest {
 struct BaselineTimed {
     Measured measured;
     json precision;  // the judge's precision flags while it timed the reference
+    json work;       // one call's FLOPs and bytes (reference_work), for the floor
 
     json to_json() const;
     static BaselineTimed from_json(const json& j);
@@ -181,6 +185,11 @@ struct Audited {
     std::string worst;             // the first mismatching trial's description; empty if none
     std::string skipped;           // why the reference could not run at the arbiter's precision
     double seconds = 0;
+    // The reference over every public trial seed: {"seeds", "flags": [...], "constant_output",
+    // "zero_passes", "nondeterministic", "max_abs_output", "spread", "repeat_diff",
+    // "zero_pass_share", "detail"}; flags name what a candidate could exploit.
+    json health;
+    json work;  // one call's FLOPs and bytes (reference_work)
 
     json to_json() const;
     static Audited from_json(const json& j);

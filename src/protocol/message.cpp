@@ -8,7 +8,7 @@
 namespace kbench::protocol {
 namespace {
 
-constexpr std::array<std::pair<Op, std::string_view>, 14> kOps{{
+constexpr std::array<std::pair<Op, std::string_view>, 15> kOps{{
     {Op::exit, "exit"},
     {Op::prepare, "prepare"},
     {Op::attach, "attach"},
@@ -23,6 +23,7 @@ constexpr std::array<std::pair<Op, std::string_view>, 14> kOps{{
     {Op::reap, "reap"},
     {Op::build, "build"},
     {Op::audit, "audit"},
+    {Op::kernels, "kernels"},
 }};
 
 }  // namespace

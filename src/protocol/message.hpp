@@ -27,6 +27,7 @@ enum class Op {
     reap,
     build,
     audit,
+    kernels,
 };
 
 std::string_view to_string(Op op);

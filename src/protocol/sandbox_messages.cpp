@@ -1,5 +1,7 @@
 #include "protocol/sandbox_messages.hpp"
 
+#include <cmath>
+
 #include "core/error.hpp"
 
 namespace kbench::protocol {
@@ -163,6 +165,52 @@ json CallsDone::to_json() const {
 CallsDone CallsDone::from_json(const json& j) {
     Fields f(j, "call reply");
     return {f.count("nonce"), list_from<CallResult>(f, "results"), f.object("precision")};
+}
+
+json ReportKernels::to_json() const {
+    return json::object();
+}
+
+ReportKernels ReportKernels::from_json(const json& j) {
+    Fields f(j, "kernels request");
+    return {};
+}
+
+json KernelRow::to_json() const {
+    return json{{"name", name},   {"stream", stream},     {"window", window},
+                {"count", count}, {"total_ns", total_ns}};
+}
+
+KernelRow KernelRow::from_json(const json& j) {
+    Fields f(j, "kernel row");
+    return {f.text("name"), f.count("stream"), f.text("window"), f.count("count"),
+            f.count("total_ns")};
+}
+
+std::string KernelsReported::disagreement(std::uint64_t judged_calls,
+                                          double judged_wall_us) const {
+    if (!collected) return "";
+    if (calls != judged_calls)
+        return "the kernel records count " + std::to_string(calls) +
+               " model calls where the judge made " + std::to_string(judged_calls);
+    double claimed_us = double(call_ns) / 1e3;
+    if (claimed_us > judged_wall_us * 1.05 + 1000)
+        return "the kernel records' call windows add up to " +
+               std::to_string(std::llround(claimed_us)) +
+               " us, more than the judge's clock allowed those requests (" +
+               std::to_string(std::llround(judged_wall_us)) + " us)";
+    return "";
+}
+
+json KernelsReported::to_json() const {
+    return json{{"collected", collected}, {"why", why},         {"rows", list_json(rows)},
+                {"calls", calls},         {"call_ns", call_ns}, {"dropped", dropped}};
+}
+
+KernelsReported KernelsReported::from_json(const json& j) {
+    Fields f(j, "kernels reply");
+    return {f.flag("collected"), f.text("why"),    list_from<KernelRow>(f, "rows"),
+            f.count("calls"),    f.count("call_ns"), f.count("dropped")};
 }
 
 }  // namespace kbench::protocol

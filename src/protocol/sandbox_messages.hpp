@@ -150,4 +150,45 @@ struct CallsDone {
     static CallsDone from_json(const json& j);
 };
 
+// The kernels that ran in the sandbox since the last such request (CUPTI's records, a claim
+// like everything a sandbox says).
+struct ReportKernels {
+    static constexpr Op kOp = Op::kernels;
+
+    json to_json() const;
+    static ReportKernels from_json(const json& j);
+};
+
+// Kernels of one name on one stream in one kind of window: "call" (a model call, from just
+// before it to a device-wide synchronisation after it), "load" (the candidate's import and
+// construction), "kbench" (the sandbox's own work: copies, poison, cache flushes) or "outside"
+// (none of them: work the candidate left running, or started from a thread of its own).
+struct KernelRow {
+    std::string name;  // as CUPTI gives it (C++ names mangled)
+    std::uint64_t stream = 0;
+    std::string window;
+    std::uint64_t count = 0;
+    std::uint64_t total_ns = 0;
+
+    json to_json() const;
+    static KernelRow from_json(const json& j);
+};
+
+struct KernelsReported {
+    bool collected = false;
+    std::string why;  // when not collected
+    std::vector<KernelRow> rows;
+    std::uint64_t calls = 0;    // model calls since the last report
+    std::uint64_t call_ns = 0;  // their windows' total length
+    std::uint64_t dropped = 0;  // records CUPTI dropped
+
+    // Why these records cannot be what happened in `calls` model calls that took `wall_us` on
+    // the judge's clock ("" when they can): another number of calls, or call windows longer
+    // than the clock allowed (5% and 1 ms of slack).
+    std::string disagreement(std::uint64_t judged_calls, double judged_wall_us) const;
+
+    json to_json() const;
+    static KernelsReported from_json(const json& j);
+};
+
 }  // namespace kbench::protocol

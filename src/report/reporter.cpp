@@ -58,6 +58,35 @@ std::string format_verdict(const Verdict& v) {
                                         : "";
         row("speedup", fmt::format("{:.3f}x{}", *v.speedup, ci));
     }
+    if (v.floor.is_object() && v.floor.value("known", false) && v.floor.contains("speed_of_light"))
+        row("floor", fmt::format("{:.2f} us ({}-bound on {}): {:.1f}% of the speed of light",
+                                 v.floor.value("floor_us", 0.0),
+                                 v.floor.value("bound", std::string("?")),
+                                 v.floor.value("gpu", std::string("?")),
+                                 100 * v.floor.value("speed_of_light", 0.0)));
+    if (v.kernel_activity.is_object()) {
+        if (!v.kernel_activity.value("collected", false))
+            row("kernels", "not recorded: " + v.kernel_activity.value("why", std::string("?")));
+        else
+            row("kernels",
+                fmt::format("{} kernel(s) in {} model call(s); the candidate's own: {:.1f}% of "
+                            "{:.1f} us",
+                            v.kernel_activity.value("kernels", 0),
+                            v.kernel_activity.value("calls", 0),
+                            100 * v.kernel_activity.value("candidate_share", 0.0),
+                            v.kernel_activity.value("kernel_us", 0.0)));
+        for (std::size_t i = 0; i < v.kernels.size() && i < 5; ++i)
+            row("", fmt::format("{:>5.1f}%  {:<9} {}", 100 * v.kernels[i].share,
+                                v.kernels[i].origin, v.kernels[i].name));
+    }
+    if (v.problem_health.is_object()) {
+        std::string flags;
+        for (const auto& f : v.problem_health.value("flags", json::array()))
+            if (f.is_string()) flags += (flags.empty() ? "" : ", ") + f.get<std::string>();
+        if (!flags.empty())
+            row("problem", "flagged by the audit: " + flags + " (" +
+                               v.problem_health.value("detail", std::string()) + ")");
+    }
     for (const auto& f : v.integrity) row("integrity", f.severity + " " + f.rule + ": " + f.detail);
     std::string phases;
     for (const auto& [name, seconds] : v.phases_s)

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -171,19 +172,35 @@ std::optional<ExitStatus> try_wait_process(pid_t pid) {
     return ExitStatus::from_wait_status(status);
 }
 
-CommandOutput run_to_completion(const std::vector<std::string>& argv, double timeout_s) {
+CommandOutput run_to_completion(const std::vector<std::string>& argv, double timeout_s,
+                                const std::string& input) {
+    int in = ::memfd_create("kbench-input", MFD_CLOEXEC);
+    if (in < 0) throw InfraError(std::string("memfd_create failed: ") + std::strerror(errno));
+    for (std::size_t done = 0; done < input.size();) {
+        ssize_t n = ::write(in, input.data() + done, input.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            ::close(in);
+            throw InfraError(std::string("could not write a program's input: ") +
+                             std::strerror(errno));
+        }
+        done += std::size_t(n);
+    }
+    ::lseek(in, 0, SEEK_SET);
     auto [out_read, out_write] = make_pipe();
     auto [err_read, err_write] = make_pipe();
     SpawnSpec spec{argv};
     spec.stdout_fd = out_write;
     spec.stderr_fd = err_write;
+    spec.fds = {{STDIN_FILENO, in}};
     pid_t pid;
     try {
         pid = spawn_process(spec);
     } catch (...) {
-        for (int fd : {out_read, out_write, err_read, err_write}) ::close(fd);
+        for (int fd : {in, out_read, out_write, err_read, err_write}) ::close(fd);
         throw;
     }
+    ::close(in);
     ::close(out_write);
     ::close(err_write);
     CommandOutput result;

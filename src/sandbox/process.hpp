@@ -43,8 +43,10 @@ struct CommandOutput {
     std::string err;  // capped
 };
 
-// Runs a program to completion and collects its output; kills it after timeout_s.
-CommandOutput run_to_completion(const std::vector<std::string>& argv, double timeout_s);
+// Runs a program to completion and collects its output; kills it after timeout_s. Its standard
+// input holds `input` (from an anonymous file, so that any size goes without a deadlock).
+CommandOutput run_to_completion(const std::vector<std::string>& argv, double timeout_s,
+                                const std::string& input = {});
 
 // SIGKILL to the process and to its process group.
 void kill_process_tree(pid_t pid);

@@ -14,7 +14,10 @@ using sandbox::Channel;
 using sandbox::Clock;
 
 BuilderPool::BuilderPool(BuilderOptions options)
-    : options_(std::move(options)), cache_(options_.cache_dir) {
+    : options_(std::move(options)),
+      cache_(options_.cache_dir),
+      review_(options_.env.python,
+              options_.env.worker_package_dir / "kbench_worker" / "static_rules.py") {
     fs::create_directories(options_.scratch_dir);
     WorkerEnvironment env = options_.env;
     env.device_kind = "cpu";
@@ -97,12 +100,19 @@ void BuilderPool::keep_run_time_builds(const std::string& key, const fs::path& s
 void BuilderPool::prebuild(const std::vector<CandidateSpec>& candidates) {
     std::vector<const CandidateSpec*> todo;
     std::vector<std::string> keys;
+    std::size_t rejected = 0;
     for (const auto& c : candidates) {
+        if (integrity::first_rejection(review(c).findings(options_.rules))) {
+            ++rejected;
+            continue;
+        }
         std::string k = key(c);
         if (cache_.lookup(k) || std::find(keys.begin(), keys.end(), k) != keys.end()) continue;
         keys.push_back(k);
         todo.push_back(&c);
     }
+    if (rejected > 0)
+        note(std::to_string(rejected) + " candidate(s) rejected by a static rule: not built");
     if (todo.empty()) return;
     note("building " + std::to_string(todo.size()) + " candidate(s), " +
          std::to_string(std::min<std::size_t>(todo.size(), std::size_t(width()))) + " at a time");
@@ -127,6 +137,10 @@ void BuilderPool::prebuild(const std::vector<CandidateSpec>& candidates) {
             }
         });
     for (auto& t : threads) t.join();
+}
+
+const integrity::StaticReport& BuilderPool::review(const CandidateSpec& candidate) {
+    return review_.review(candidate.code, candidate.backend, options_.precision);
 }
 
 build::BuildRecord BuilderPool::build(const CandidateSpec& candidate, double& spent_s) {

@@ -10,6 +10,8 @@
 
 #include "build/build_cache.hpp"
 #include "core/config.hpp"
+#include "integrity/rules.hpp"
+#include "integrity/static_review.hpp"
 #include "schedule/sandbox_policy.hpp"
 #include "schedule/worker_process.hpp"
 
@@ -33,6 +35,8 @@ struct BuilderOptions {
     int builders = 0;  // concurrent builds; 0: one a core
     std::function<void(const std::string&)> log;
     bool verbose = false;
+    // The integrity rules: a candidate whose source a static rule rejects is never built.
+    integrity::RulePolicy rules;
 };
 
 // Compiles candidates' extensions ahead of time, several at once, into the content-addressed
@@ -56,8 +60,12 @@ class BuilderPool {
     // The cached record (its artefacts checked), or a build now; spent_s: time this process
     // spent building it.
     build::BuildRecord build(const CandidateSpec& candidate, double& spent_s);
-    // Builds all that are not cached, several at once; returns when all are done.
+    // Builds all that are not cached, several at once, but those a static rule rejects;
+    // returns when all are done.
     void prebuild(const std::vector<CandidateSpec>& candidates);
+
+    // What the static rules see in the candidate's source (integrity/static_review.hpp).
+    const integrity::StaticReport& review(const CandidateSpec& candidate);
 
     // Places the candidate's checked extension modules in a sandbox's folder and returns the
     // environment that makes the sandbox use them, build only there, and keep its caches there.
@@ -77,6 +85,7 @@ class BuilderPool {
 
     BuilderOptions options_;
     build::BuildCache cache_;
+    integrity::StaticReview review_;
     std::unique_ptr<WorkerProcess> zygote_;
     std::string fingerprint_;
     std::string architectures_;

@@ -62,6 +62,7 @@ void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink
             e.log = options_.log;
             e.verbose = options_.verbose;
             e.reference_failures_are_verdicts = true;
+            e.gpu_peaks = options_.gpu_peaks;
             try {
                 evaluators[d] = std::make_unique<Evaluator>(e, builds);
             } catch (const std::exception& error) {

@@ -35,6 +35,7 @@ struct EngineOptions {
     fs::path scratch_dir;
     std::function<void(const std::string&)> log;
     bool verbose = false;
+    std::optional<fs::path> gpu_peaks;  // the user's GPU table
 };
 
 // Evaluates many candidates on every device given: a judge and a zygote per device, a shared

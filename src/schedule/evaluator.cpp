@@ -6,6 +6,10 @@
 
 #include "core/error.hpp"
 #include "core/sha256.hpp"
+#include "integrity/floor.hpp"
+#include "integrity/health.hpp"
+#include "integrity/rules.hpp"
+#include "integrity/static_review.hpp"
 #include "protocol/judge_messages.hpp"
 #include "schedule/judge_client.hpp"
 #include "schedule/phases.hpp"
@@ -71,6 +75,9 @@ void Evaluator::start_workers() {
     zygote_ = std::make_unique<WorkerProcess>(options_.env, "zygote");
     device_info_ = judge_->hello(kStartSeconds).at("device");
     zygote_->hello(kStartSeconds);
+    integrity::GpuTable table;
+    if (options_.gpu_peaks) table.add_file(*options_.gpu_peaks);
+    gpu_entry_ = options_.env.device_kind == "cpu" ? json(nullptr) : table.lookup(device_name());
 }
 
 WorkerProcess& Evaluator::running(std::unique_ptr<WorkerProcess>& worker, const std::string& role) {
@@ -108,7 +115,8 @@ Verdict make_verdict(const CheckConfig& c, const ProblemSpec& problem,
                 {"device", c.device},
                 {"device_name", device_name},
                 {"atol", c.atol()},
-                {"rtol", c.rtol()}};
+                {"rtol", c.rtol()},
+                {"policy", integrity::RulePolicy::of(c).to_json()}};
     v.correctness.trials = c.trials;
     return v;
 }
@@ -174,8 +182,15 @@ Verdict Evaluator::evaluate(const ProblemSpec& problem, const CandidateSpec& can
 }
 
 protocol::Audited Evaluator::audit(const ProblemSpec& problem, int trials) {
-    prepare(problem);
-    auto reply = judge().call<protocol::Audited>(protocol::AuditRequest{trials}, 1800);
+    std::optional<protocol::Reply<protocol::Audited>> answer;
+    try {
+        prepare(problem);
+        answer = judge().call<protocol::Audited>(protocol::AuditRequest{trials}, 1800);
+    } catch (const InfraError&) {
+        judge_.reset();  // the next problem gets a judge of its own
+        throw;
+    }
+    auto& reply = *answer;
     if (reply.ok()) return *reply.value;
     const protocol::Fault& f = *reply.fault;
     if (f.kind == protocol::FaultKind::reference)
@@ -233,6 +248,8 @@ Verdict Evaluator::evaluate_once(const ProblemSpec& problem, const CandidateSpec
     // precision flags even when the candidate does not build.
     prepare(problem);
     Verdict v = blank_verdict(problem, candidate);
+    v.problem_health = integrity::HealthStore::in_cache().load(v.problem.sha256,
+                                                               options_.config.precision);
     auto start = Clock::now();
     struct Done {
         Evaluator& self;
@@ -243,6 +260,16 @@ Verdict Evaluator::evaluate_once(const ProblemSpec& problem, const CandidateSpec
                       seconds_text(seconds_since(start)));
         }
     } done{*this, v, start};
+    // The static rules first: a candidate they reject is never built.
+    const integrity::StaticReport& report = builds_.review(candidate);
+    v.phases_s["review"] = report.seconds;
+    std::vector<Finding> findings = report.findings(integrity::RulePolicy::of(options_.config));
+    v.integrity.insert(v.integrity.end(), findings.begin(), findings.end());
+    if (const Finding* rejection = integrity::first_rejection(findings)) {
+        v.status = Status::rejected;
+        v.reason = integrity::rejection_reason(findings) + ": " + rejection->detail;
+        return v;
+    }
     double build_s = 0;
     build::BuildRecord record = builds_.build(candidate, build_s);
     v.phases_s["build"] = build_s;
@@ -270,6 +297,13 @@ void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& cand
     std::map<std::string, std::string> env =
         builds_.prepare_sandbox(builds_.key(candidate), scratch);
     env["HF_HUB_OFFLINE"] = "1";  // no downloads from inside a sandbox
+    // The candidate's modules as kbench placed them, read before its process starts.
+    std::vector<fs::path> modules;
+    std::error_code missing;
+    for (const auto& entry : fs::recursive_directory_iterator(scratch / "prebuilt", missing))
+        if (entry.is_regular_file() && entry.path().extension() == ".so")
+            modules.push_back(entry.path());
+    integrity::KernelOrigins origins = integrity::KernelOrigins::of(builds_.review(candidate), modules);
     options_.policy.hand_over(scratch, options_.scratch_dir);
     SandboxProcess sandbox(zygote(), {"sandbox", options_.env.device_kind, scratch, env,
                                       options_.policy.lockdown(scratch)});
@@ -278,6 +312,11 @@ void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& cand
     JudgeProcessClient client(judge());
     SandboxProcessHandle handle(sandbox);
     PhaseContext context{c, client, handle, v, [this](const std::string& line) { detail(line); }};
+    context.rules = integrity::RulePolicy::of(c);
+    context.origins = std::move(origins);
+    context.gpu_entry = gpu_entry_;
+    for (const auto& flag : integrity::health_flags(v.problem_health))
+        context.constant_output = context.constant_output || flag == "constant_output";
 
     run_pipeline(context, sandbox.take_control(), sandbox.pid(), file.string());
     if (v.status == Status::correct) builds_.keep_run_time_builds(builds_.key(candidate), scratch);

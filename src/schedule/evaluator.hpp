@@ -37,6 +37,7 @@ struct EvaluatorOptions {
     std::function<void(const std::string&)> log;   // progress lines; may be empty
     bool verbose = false;                          // a line per phase, too
     bool reference_failures_are_verdicts = false;  // else ReferenceError propagates
+    std::optional<fs::path> gpu_peaks;              // the user's GPU table, ahead of kbench's
 };
 
 // A verdict with the problem, candidate and configuration filled in and nothing decided yet.
@@ -84,6 +85,7 @@ class Evaluator {
     int sandbox_count_ = 0;
     json device_info_;
     json precision_state_;  // the judge's precision flags, once it has prepared a problem
+    json gpu_entry_;        // this device's peak rates (integrity/floor.hpp), or null
 };
 
 }  // namespace kbench::schedule

@@ -1,8 +1,12 @@
 #include "schedule/phases.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <set>
 
 #include "core/error.hpp"
+#include "integrity/floor.hpp"
 #include "schedule/evaluator.hpp"
 #include "schedule/text.hpp"
 #include "score/speedup.hpp"
@@ -87,6 +91,60 @@ Decision decide_fault(const protocol::Fault& fault, const std::string& phase_nam
     return d;
 }
 
+// The kernel records of a phase: into the verdict's table, and the runtime rules over all
+// records so far (a rejection ends the evaluation).
+static PhaseOutcome kernel_rules(PhaseContext& c, const json& report, bool decide) {
+    if (report.is_null()) return std::nullopt;
+    c.kernels.add(protocol::KernelsReported::from_json(report), c.origins);
+    Verdict& v = c.verdict;
+    v.kernels = c.kernels.shares();
+    v.kernel_activity = c.kernels.summary();
+    static const std::set<std::string> rules = {"no_candidate_kernel", "decoy_kernel",
+                                                "work_outside_window", "kernel_records_dropped"};
+    std::erase_if(v.integrity, [](const Finding& f) { return rules.count(f.rule) > 0; });
+    std::vector<Finding> findings = c.kernels.findings(c.rules);
+    v.integrity.insert(v.integrity.end(), findings.begin(), findings.end());
+    if (c.kernels.collected())
+        detail(c, fmt::format("  kernels: the candidate's own took {:.1f}% of {:.1f} us",
+                              100 * c.kernels.candidate_share(),
+                              double(c.kernels.call_ns()) / 1e3));
+    if (!decide) return std::nullopt;
+    for (const Finding& f : findings)
+        if (f.severity == "reject") {
+            c.sandbox.finish();
+            v.log = capped(c.sandbox.output(), 16000);
+            return Decision{Status::rejected, "runtime rule " + f.rule + ": " + f.detail};
+        }
+    return std::nullopt;
+}
+
+// The problem's floor on this device: the verdict's speed of light, and rule below_floor.
+static PhaseOutcome floor_rule(PhaseContext& c, const json& work) {
+    Verdict& v = c.verdict;
+    integrity::Floor f =
+        integrity::compute_floor(work, c.gpu_entry, c.config.precision, c.constant_output);
+    if (!f.known && c.config.device.rfind("cpu", 0) == 0)
+        f.why = "on a CPU: the floor is a GPU's (peak rates per GPU)";
+    v.floor = f.to_json();
+    if (!f.known || !v.timing) return Decision{Status::correct, ""};
+    double mine = v.timing->headline_us();
+    if (mine > 0) v.floor["speed_of_light"] = f.floor_us / mine;
+    detail(c, fmt::format("  floor {:.2f} us ({}-bound on {}): {:.1f}% of the speed of light",
+                          f.floor_us, f.bound, f.gpu, 100 * f.floor_us / std::max(mine, 1e-9)));
+    if (mine >= f.reject_below_us) return Decision{Status::correct, ""};
+    Finding below{"below_floor", c.rules.severity("below_floor"),
+                  fmt::format("the {} time {:.3f} us is below {:.0f}% of the time the problem's "
+                              "memory traffic takes at {:.0f} GB/s ({:.0f} bytes: {:.3f} us) on "
+                              "{}",
+                              v.timing->statistic, mine, 100 * integrity::kFloorMargin,
+                              f.bandwidth_gbps, f.must_move_bytes,
+                              f.must_move_bytes / (f.bandwidth_gbps * 1e3), f.gpu)};
+    v.integrity.push_back(below);
+    if (below.severity == "reject")
+        return Decision{Status::rejected, "runtime rule below_floor: " + below.detail};
+    return Decision{Status::correct, ""};
+}
+
 PhaseOutcome attach_phase(PhaseContext& c, int socket, std::int64_t sandbox_pid) {
     auto reply = c.judge.attach({sandbox_pid, c.config.limits.load_s}, socket);
     if (!reply.ok()) return decide_fault(*reply.fault, "start", c);
@@ -116,7 +174,9 @@ PhaseOutcome correctness_phase(PhaseContext& c) {
         detail(c, "  arbitration: " + r.arbitration.dump());
     detail(c, "  correctness: " + std::to_string(r.trials_passed) + "/" + std::to_string(r.trials) +
                   " trials passed");
-    if (r.trials_passed == r.trials) return std::nullopt;
+    bool passed = r.trials_passed == r.trials;
+    if (auto o = kernel_rules(c, r.kernels, passed)) return o;
+    if (passed) return std::nullopt;
     c.sandbox.finish();
     c.verdict.log = capped(c.sandbox.output(), 16000);
     return Decision{Status::incorrect, r.failure};
@@ -139,6 +199,7 @@ PhaseOutcome timing_phase(PhaseContext& c) {
     }
     c.verdict.timing = r.measured.summary();
     c.candidate_samples = r.measured.samples_us;
+    if (auto o = kernel_rules(c, r.kernels, true)) return o;
     for (const Finding& f : r.findings) c.verdict.integrity.push_back(f);
     std::vector<std::string> threads = added(threads_before, c.sandbox.threads());
     if (!threads.empty())
@@ -180,7 +241,7 @@ PhaseOutcome baseline_phase(PhaseContext& c) {
     auto estimate = score::estimate_speedup(base.samples_us, c.candidate_samples, statistic);
     c.verdict.speedup = estimate.speedup;
     c.verdict.speedup_ci95 = {estimate.ci_lo, estimate.ci_hi};
-    return Decision{Status::correct, ""};
+    return floor_rule(c, reply.value->work);
 }
 
 void run_pipeline(PhaseContext& c, int socket, std::int64_t sandbox_pid,

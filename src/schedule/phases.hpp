@@ -7,6 +7,8 @@
 
 #include "core/config.hpp"
 #include "core/verdict.hpp"
+#include "integrity/kernels.hpp"
+#include "integrity/rules.hpp"
 #include "schedule/judge_client.hpp"
 
 namespace kbench::schedule {
@@ -20,6 +22,11 @@ struct PhaseContext {
     Verdict& verdict;
     std::function<void(const std::string&)> detail;  // a progress line (may be empty)
     std::vector<double> candidate_samples = {};      // the timing phase's, for the speedup
+    integrity::RulePolicy rules = {};                // the run's integrity policy
+    integrity::KernelOrigins origins = {};           // which kernels are the candidate's
+    integrity::KernelTable kernels = {};             // what ran, phase after phase
+    json gpu_entry = nullptr;                        // the device's peak rates, or null
+    bool constant_output = false;                    // the problem's output ignores its inputs
 };
 
 struct Decision {

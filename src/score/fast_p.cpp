@@ -2,11 +2,19 @@
 
 #include <cmath>
 #include <cstdio>
+#include <set>
 
 namespace kbench::score {
 
-Score score_verdicts(const std::vector<Verdict>& verdicts, const std::vector<double>& thresholds) {
+Score score_verdicts(const std::vector<Verdict>& verdicts, const std::vector<double>& thresholds,
+                     bool exclude_flagged) {
     Score score;
+    score.flagged_left_out = exclude_flagged;
+    std::set<std::string> flagged;
+    for (const auto& v : verdicts)
+        if (v.problem_health.is_object() && !v.problem_health.value("flags", json::array()).empty())
+            flagged.insert(v.problem.sha256 + "/" + v.problem.name);
+    score.flagged_problems = flagged.size();
     // Per problem: whether any candidate is correct, and the best speedup among correct ones.
     struct Best {
         bool correct = false;
@@ -16,7 +24,9 @@ Score score_verdicts(const std::vector<Verdict>& verdicts, const std::vector<dou
     for (const auto& v : verdicts) {
         ++score.candidates;
         ++score.by_status[std::string(to_string(v.status))];
-        Best& b = best[v.problem.sha256 + "/" + v.problem.name];
+        std::string key = v.problem.sha256 + "/" + v.problem.name;
+        if (exclude_flagged && flagged.count(key)) continue;
+        Best& b = best[key];
         if (v.status != Status::correct) continue;
         b.correct = true;
         if (v.speedup) b.speedup = std::max(b.speedup, *v.speedup);
@@ -51,6 +61,15 @@ std::string format_score(const Score& s) {
     if (s.timed_problems > 0) {
         std::snprintf(line, sizeof(line), "  geomean speedup %.3fx over %zu correct problems\n",
                       s.geomean_speedup, s.timed_problems);
+        out += line;
+    }
+    if (s.flagged_problems > 0) {
+        std::snprintf(line, sizeof(line),
+                      s.flagged_left_out
+                          ? "  %zu problem(s) flagged by the audit left out of the shares\n"
+                          : "  %zu problem(s) flagged by the audit are in the shares "
+                            "(--exclude-flagged leaves them out)\n",
+                      s.flagged_problems);
         out += line;
     }
     out += "  verdicts:";

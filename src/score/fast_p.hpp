@@ -17,10 +17,15 @@ struct Score {
     std::map<double, double> fast_p;  // p -> share of problems
     double geomean_speedup = 0;       // over problems with a correct, timed candidate; 0 if none
     std::size_t timed_problems = 0;
+    std::size_t flagged_problems = 0;  // problems whose verdicts carry the audit's flags
+    bool flagged_left_out = false;     // and those are not in the shares above
 };
 
+// exclude_flagged: problems the audit flagged (constant or all-zero-passing outputs, a
+// nondeterministic reference) are left out of every share, and the score says how many.
 Score score_verdicts(const std::vector<Verdict>& verdicts,
-                     const std::vector<double>& thresholds = {0.0, 1.0, 1.5, 2.0});
+                     const std::vector<double>& thresholds = {0.0, 1.0, 1.5, 2.0},
+                     bool exclude_flagged = false);
 
 std::string format_score(const Score& score);
 

@@ -293,7 +293,25 @@ protocol::CorrectnessChecked CandidateSession::correctness(
     }
     exchange_.check_outputs_unchanged();
     if (arbitration.trials > 0) out.arbitration = arbitration.to_json(p_);
+    out.kernels = kernels();
     return out;
+}
+
+json CandidateSession::kernels() {
+    if (!device_.is_cuda())
+        return protocol::KernelsReported{
+            false, "the device is a CPU: kernel records need a GPU profiler", {}, 0, 0, 0}
+            .to_json();
+    Exchange::ModelCalls judged = exchange_.take_model_calls();
+    exchange_.set_where("kernel records");
+    auto report = exchange_.request<protocol::KernelsReported>(protocol::ReportKernels{});
+    // The records are made in the candidate's process: they must at least agree with what the
+    // judge saw itself, the number of calls and the time its clock allowed them.
+    std::string wrong = report.disagreement(judged.calls, judged.wall_us);
+    if (!wrong.empty())
+        throw FaultError(FaultKind::integrity, wrong, "kernel_records_inconsistent",
+                         "kernel records");
+    return report.to_json();
 }
 
 json CandidateSession::Arbitration::to_json(const ReferenceProblem& p) const {
@@ -391,6 +409,7 @@ protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest&
     }
     out.checked_calls = calls.checked();
     if (calls.arbitration().trials > 0) out.arbitration = calls.arbitration().to_json(p_);
+    out.kernels = kernels();
     const timing::Measurement& m = measured.measurement;
     out.measured = {m.samples_us, m.converged, m.warmup_calls, m.calls, m.outside_stream_samples,
                     m.statistic};

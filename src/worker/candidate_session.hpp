@@ -33,6 +33,10 @@ class CandidateSession {
   private:
     friend class TimedCalls;
 
+    // The kernels the sandbox ran since the last report, as a KernelsReported object (on a CPU:
+    // not collected, and why).
+    json kernels();
+
     std::vector<OutputShape> output_shapes(const ReferenceOutput& reference) const;
     // Compares call `position` of the last request with the reference; the failure, if any.
     std::string check_call(std::size_t position, const CallInputs& inputs,

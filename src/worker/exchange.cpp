@@ -369,6 +369,10 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
                                          "returned",
                                      "output_written_after_reply", where_);
         }
+    if (!null_model) {
+        model_calls_.calls += calls.size();
+        model_calls_.wall_us += outcome.wall_us;
+    }
     return outcome;
 }
 

@@ -100,7 +100,20 @@ class Exchange {
 
     void send_exit();
 
+    // The model calls (null ones left out) run since the last time this was asked, and the
+    // judge's clock across their requests: what the sandbox's kernel records must agree with.
+    struct ModelCalls {
+        std::uint64_t calls = 0;
+        double wall_us = 0;
+    };
+    ModelCalls take_model_calls() {
+        ModelCalls out = model_calls_;
+        model_calls_ = {};
+        return out;
+    }
+
   private:
+    ModelCalls model_calls_;
     struct Position {
         std::vector<std::uint64_t> output_ids;
         std::vector<std::shared_ptr<SharedBuffer>> output_buffers;

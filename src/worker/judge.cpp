@@ -22,6 +22,12 @@
 namespace kbench::worker {
 namespace {
 
+std::string number_text(double value) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.3g", value);
+    return text;
+}
+
 using protocol::FaultError;
 using protocol::FaultKind;
 using protocol::Op;
@@ -201,7 +207,8 @@ class Judge {
         timing::Measurement m = timing::measure(*timer, call, config);
         protocol::BaselineTimed out{{m.samples_us, m.converged, m.warmup_calls, m.calls,
                                      m.outside_stream_samples, m.statistic},
-                                    precision_state()};
+                                    precision_state(),
+                                    reference_work(p, device_)};
         p.baselines.emplace(key, out);
         return out;
     }
@@ -244,9 +251,86 @@ class Judge {
         p.arbiter = py::none();  // its memory goes back before any candidate runs
         p.arbiter_device.clear();
         release_memory();
+        out.health = health_of(p);
+        out.work = reference_work(p, device_);
         out.seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         return out;
+    }
+
+    // The reference over every public trial seed: outputs that do not depend on the inputs, that
+    // an all-zero output would match, or that differ between two runs on the same inputs.
+    json health_of(ReferenceProblem& p) {
+        const double atol = p.spec.atol, rtol = p.spec.rtol;
+        json h = {{"seeds", p.public_trial_seeds.size()}};
+        double max_abs = 0, spread = 0;
+        std::uint64_t values = 0, zero_pass = 0;
+        bool constant = p.public_trial_seeds.size() > 1;
+        // Copies of the handles: public_call may drop earlier calls to stay within its memory.
+        std::optional<std::vector<at::Tensor>> first;
+        for (std::uint64_t seed : p.public_trial_seeds) {
+            const std::vector<at::Tensor> outs = public_call(p, seed, device_).second.outputs;
+            for (const at::Tensor& o : outs) {
+                if (!o.is_floating_point() || o.numel() == 0) continue;
+                at::Tensor d = o.to(at::kDouble).abs();
+                at::Tensor finite = at::isfinite(d);
+                at::Tensor shown = at::where(finite, d, at::zeros_like(d));
+                max_abs = std::max(max_abs, shown.max().item<double>());
+                values += std::uint64_t(o.numel());
+                // 0 matches r when |r| <= atol + rtol * |r|.
+                zero_pass += std::uint64_t((d * (1 - rtol) <= atol).sum().item<std::int64_t>());
+            }
+            if (!first) {
+                first = outs;
+                continue;
+            }
+            CompareResult r = compare_values(*first, outs, p.spec, "seed");
+            spread = std::max(spread, r.max_abs_diff);
+            if (!r.ok) constant = false;
+        }
+        // The same inputs twice.
+        const auto& call = public_call(p, p.public_trial_seeds.at(0), device_);
+        ReferenceOutput again = run_reference(p, call.first, device_);
+        CompareResult repeat = compare_values(call.second.outputs, again.outputs, p.spec, "repeat");
+        bool bitwise = true;
+        for (std::size_t i = 0; i < again.outputs.size() && i < call.second.outputs.size(); ++i)
+            bitwise = bitwise && again.outputs[i].sizes() == call.second.outputs[i].sizes() &&
+                      at::equal(again.outputs[i].to(at::kDouble),
+                                call.second.outputs[i].to(at::kDouble));
+        bool zero_passes = values > 0 && zero_pass == values;
+        json flags = json::array();
+        std::string detail;
+        if (constant) {
+            flags.push_back("constant_output");
+            detail += "the output is the same for all " +
+                      std::to_string(p.public_trial_seeds.size()) +
+                      " seeds (largest difference " + number_text(spread) +
+                      "): it does not depend on the inputs; ";
+        }
+        if (zero_passes) {
+            flags.push_back("zero_passes");
+            detail += "every output value is within the tolerance of 0 (largest |value| " +
+                      number_text(max_abs) + "): an all-zero output passes; ";
+        }
+        if (!repeat.ok) {
+            flags.push_back("nondeterministic");
+            detail += "two runs on the same inputs differ by " + number_text(repeat.max_abs_diff) +
+                      ", beyond the tolerance; ";
+        }
+        if (!detail.empty()) detail.resize(detail.size() - 2);
+        h["flags"] = flags;
+        h["constant_output"] = constant;
+        h["zero_passes"] = zero_passes;
+        h["nondeterministic"] = !repeat.ok;
+        h["bitwise_repeatable"] = bitwise;
+        h["max_abs_output"] = real_json(max_abs);
+        h["spread"] = real_json(spread);
+        h["repeat_diff"] = real_json(repeat.max_abs_diff);
+        h["zero_pass_share"] = values ? double(zero_pass) / double(values) : 0.0;
+        h["atol"] = atol;
+        h["rtol"] = rtol;
+        h["detail"] = detail;
+        return h;
     }
 
     protocol::Health health() {

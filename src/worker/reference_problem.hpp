@@ -61,6 +61,9 @@ struct ReferenceProblem {
     // made at the first trial of a candidate that needs it, released with the candidate.
     py::object arbiter;
     std::string arbiter_device;
+    // What one call of the reference does (kbench_worker.floor.count on the first public
+    // trial's inputs): FLOPs and bytes, counted once, when first asked for.
+    json work;
 };
 
 // What arbitrates a precision: "float64" for fp32, "float32 (TF32 off)" for fp16 and bf16.
@@ -87,5 +90,10 @@ ReferenceOutput run_reference(ReferenceProblem& p, const CallInputs& inputs, con
 // The inputs and reference outputs of a call on a public seed, computed once.
 const std::pair<CallInputs, ReferenceOutput>& public_call(ReferenceProblem& p, std::uint64_t seed,
                                                           const Device& device);
+
+// The reference's work on the first public trial's inputs (cached in p.work): {"flops",
+// "bytes", "input_bytes", "parameter_bytes", "output_bytes", "flop_error", "by_op"}; flops is
+// null, with the reason, when the counter failed.
+const json& reference_work(ReferenceProblem& p, const Device& device);
 
 }  // namespace kbench::worker

@@ -15,6 +15,7 @@
 #include "sandbox/framing.hpp"
 #include "worker/cuda_timing_device.hpp"
 #include "worker/device.hpp"
+#include "worker/kernel_activity.hpp"
 #include "worker/python_program.hpp"
 #include "worker/shared_tensor.hpp"
 
@@ -107,6 +108,9 @@ class Harness {
                     return protocol::reply_json(protocol::Empty{});
                 case Op::call:
                     return protocol::reply_json(call(protocol::CallBatch::from_json(body), fds));
+                case Op::kernels:
+                    protocol::ReportKernels::from_json(body);
+                    return protocol::reply_json(kernel_activity::report());
                 default:
                     throw ProtocolError("a sandbox does not serve '" +
                                         std::string(protocol::to_string(op)) + "'");
@@ -127,6 +131,8 @@ class Harness {
 
     void attach(const protocol::AttachSandbox& a) {
         device_.emplace(Device::open(a.device));
+        // Kernel records start before the candidate is imported (on a CPU there are none).
+        if (device_->is_cuda()) kernel_activity::start();
         timer_ = make_timing_device(*device_, std::size_t(a.flush_bytes));
         // The same precision policy as the judge's, before any code of the candidate's runs.
         apply_precision_policy(a.tf32);
@@ -180,6 +186,13 @@ class Harness {
         take_slots(l.slots, fds);
         dtype_ = precision_dtype(l.precision);
         py::tuple init = arguments(l.init_args, nullptr);
+        std::uint64_t began = kernel_activity::now();
+        struct MarkLoad {
+            std::uint64_t began;
+            ~MarkLoad() {
+                kernel_activity::mark(kernel_activity::Window::load, began, kernel_activity::now());
+            }
+        } mark_load{began};
         py::module_ candidate = import_candidate(l.candidate_file);
         if (!py::hasattr(candidate, "ModelNew"))
             throw FaultError(FaultKind::candidate_load, "the candidate defines no ModelNew");
@@ -269,22 +282,33 @@ class Harness {
             std::vector<at::Tensor> inputs, targets;
             py::tuple args = arguments(spec.args, &inputs);
             for (const auto& ref : spec.outputs) targets.push_back(view(ref));
+            std::uint64_t own = kernel_activity::now();
             if (b.poison) poison_allocator(targets);
             // The judge flushed the cache before the first call; between calls it is done here.
             if (b.timed && i > 0) timer_->flush_cache();
             d.synchronize();
             py::object result;
             collector.resume();
+            std::uint64_t began = kernel_activity::now();
+            kernel_activity::mark(kernel_activity::Window::kbench, own, began);
             auto host0 = HostClock::now();
             timer_->start();
             result = b.null_model ? null_result(targets) : model_(*args);
             timer_->stop();
             d.synchronize();
             auto host1 = HostClock::now();
+            std::uint64_t ended = kernel_activity::now();
+            // A null call's work is kbench's own.
+            kernel_activity::mark(
+                b.null_model ? kernel_activity::Window::kbench : kernel_activity::Window::call,
+                began, ended);
             collector.pause();
             double host_us = std::chrono::duration<double, std::micro>(host1 - host0).count();
             double event_us = timer_->has_stream_clock() ? timer_->stream_elapsed_us() : host_us;
             protocol::CallResult r = report_and_copy(result, inputs, targets);
+            d.synchronize();
+            kernel_activity::mark(kernel_activity::Window::kbench, ended + 1,
+                                  kernel_activity::now());
             r.event_us = event_us;
             r.host_us = host_us;
             done.results.push_back(std::move(r));

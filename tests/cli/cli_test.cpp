@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -30,6 +31,13 @@ class Cli : public ::testing::Test {
     }
     void TearDown() override { fs::remove_all(dir_); }
 
+    static std::string read(const std::string& path) {
+        std::ifstream in(path);
+        std::stringstream text;
+        text << in.rdbuf();
+        return text.str();
+    }
+
     std::string write(const std::string& name, const std::string& text) {
         fs::path path = dir_ / name;
         std::ofstream(path) << text;
@@ -37,7 +45,7 @@ class Cli : public ::testing::Test {
     }
 
     std::string kbench(const std::string& args) {
-        return quote(KBENCH_BINARY) + " check --python " + quote(KBENCH_TEST_PYTHON) + " " + args;
+        return quote(KBENCH_BINARY) + " check --policy permissive --python " + quote(KBENCH_TEST_PYTHON) + " " + args;
     }
 
     fs::path dir_;
@@ -302,6 +310,161 @@ class ModelNew(nn.Module):
         verdicts[0]["reason"].get<std::string>().find("expected 3 dimensions, got 2 and scale 1.5"),
         std::string::npos)
         << verdicts[0].dump(2);
+}
+
+TEST_F(Cli, RulesListsEveryRuleAndReviewsFilesWithoutRunningThem) {
+    auto list = run_command(quote(KBENCH_BINARY) + " rules --json");
+    ASSERT_EQ(list.exit_code, 0) << list.err;
+    json rules = json::parse(list.out);
+    std::map<std::string, json> by_id;
+    for (const auto& r : rules) by_id[r["rule"]] = r;
+    for (const char* id : {"no_backend", "no_kernel_call", "try_fallback", "pass_inheritance",
+                           "monkeypatch", "concurrency", "introspection", "tensor_subclass",
+                           "no_candidate_kernel", "decoy_kernel", "below_floor"}) {
+        ASSERT_TRUE(by_id.count(id)) << id;
+        EXPECT_EQ(by_id[id]["strict"], "reject") << id;
+        EXPECT_EQ(by_id[id]["permissive"], "warn") << id;
+    }
+    EXPECT_EQ(by_id["torch_compute"]["strict"], "warn") << "library ops beside kernels are normal";
+
+    std::string fallback = write("fallback.py", kPureRelu);
+    auto review = run_command(quote(KBENCH_BINARY) + " rules --python " +
+                              quote(KBENCH_TEST_PYTHON) + " " + quote(fallback));
+    EXPECT_EQ(review.exit_code, 1) << review.out << review.err;
+    EXPECT_NE(review.out.find("rejected (no_backend)"), std::string::npos) << review.out;
+    EXPECT_NE(review.out.find("(line 5: return torch.relu(x))"), std::string::npos) << review.out;
+    auto allowed = run_command(quote(KBENCH_BINARY) + " rules --allow no_backend --allow "
+                               "no_kernel_call " + quote(fallback));
+    EXPECT_EQ(allowed.exit_code, 0) << allowed.out << allowed.err;
+    auto permissive = run_command(quote(KBENCH_BINARY) + " rules --policy permissive " +
+                                  quote(fallback));
+    EXPECT_EQ(permissive.exit_code, 0) << permissive.out;
+    auto denied = run_command(quote(KBENCH_BINARY) + " rules --deny torch_compute " +
+                              quote(std::string(KBENCH_FIXTURE_DIR) + "/cuda/honest_epilogue.py"));
+    EXPECT_EQ(denied.exit_code, 1) << denied.out;
+    auto unknown = run_command(quote(KBENCH_BINARY) + " rules --allow no_such_rule " +
+                               quote(fallback));
+    EXPECT_EQ(unknown.exit_code, 2);
+    EXPECT_NE(unknown.err.find("known rules: "), std::string::npos) << unknown.err;
+}
+
+TEST_F(Cli, AStaticRejectionIsNeverBuiltAndNamesTheLine) {
+    // Its C++ does not compile: were it built, its verdict would be compile_error.
+    std::string fallback = write("fallback.py", R"PY(import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+ext = load_inline(name="never_built", cpp_sources="this is not C++", functions=["f"])
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        try:
+            return ext.f(x)
+        except RuntimeError:
+            return torch.relu(x)
+)PY");
+    auto r = run_command(quote(KBENCH_BINARY) + " check --device cpu --json -q --python " +
+                         quote(KBENCH_TEST_PYTHON) + " " + quote(kReference) + " " +
+                         quote(fallback));
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    json v = json_lines(r.out).at(0);
+    EXPECT_EQ(v["status"], "rejected") << v.dump(2);
+    EXPECT_NE(v["reason"].get<std::string>().find("static rule try_fallback"), std::string::npos)
+        << v["reason"];
+    EXPECT_FALSE(v["phases_s"].contains("build")) << v.dump(2);
+    EXPECT_TRUE(v["phases_s"].contains("review"));
+    bool named = false;
+    for (const auto& f : v["integrity"])
+        if (f["rule"] == "try_fallback") {
+            named = true;
+            EXPECT_EQ(f["severity"], "reject");
+            EXPECT_EQ(f["line"], 12);
+            EXPECT_EQ(f["evidence"], "except RuntimeError:");
+        }
+    EXPECT_TRUE(named) << v["integrity"].dump(2);
+    EXPECT_EQ(v["config"]["policy"]["name"], "strict");
+    // The text form shows the rule and the line too.
+    auto text = run_command(quote(KBENCH_BINARY) + " check --device cpu -q --python " +
+                            quote(KBENCH_TEST_PYTHON) + " " + quote(kReference) + " " +
+                            quote(fallback));
+    EXPECT_NE(text.out.find("reject try_fallback: "), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("(line 12: except RuntimeError:)"), std::string::npos) << text.out;
+}
+
+TEST_F(Cli, TheAuditFlagsADegenerateProblemAndVerdictsAndScoresCarryTheFlag) {
+    // Max over a dimension, then minus its own mean over that (one-wide) dimension: all zeros,
+    // whatever the input (KernelBench's level 2 problems 80 and 83 are of this kind).
+    fs::create_directories(dir_ / "tree" / "level2");
+    std::ofstream(dir_ / "tree" / "level2" / "1_MaxMinusMean.py") << R"PY(import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        m = torch.max(x, dim=1, keepdim=True).values
+        return m - m.mean(dim=1, keepdim=True)
+
+
+def get_inputs():
+    return [torch.randn(8, 256)]
+
+
+def get_init_inputs():
+    return []
+)PY";
+    std::string env = "KBENCH_CACHE=" + quote((dir_ / "cache").string()) + " ";
+    auto audit = run_command(env + quote(KBENCH_BINARY) + " dataset audit --python " +
+                             quote(KBENCH_TEST_PYTHON) + " --device cpu --json --dataset " +
+                             quote((dir_ / "tree").string()));
+    ASSERT_EQ(audit.exit_code, 0) << audit.err;
+    json row = json_lines(audit.out).at(0);
+    EXPECT_EQ(row["health"]["constant_output"], true) << row.dump(2);
+    EXPECT_EQ(row["health"]["zero_passes"], true) << row.dump(2);
+    EXPECT_EQ(row["health"]["nondeterministic"], false) << row.dump(2);
+    EXPECT_EQ(row["health"]["seeds"], 5);
+    EXPECT_TRUE(row["work"].contains("bytes")) << row.dump(2);
+
+    // A candidate that returns zeros without reading its input: correct, and flagged.
+    std::string zeros = write("zeros.py", R"PY(import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.zeros(x.shape[0], 1)
+)PY");
+    auto check = run_command(env + quote(KBENCH_BINARY) +
+                             " check --device cpu --json -q --no-timing --policy permissive "
+                             "--python " + quote(KBENCH_TEST_PYTHON) + " " +
+                             quote((dir_ / "tree" / "level2" / "1_MaxMinusMean.py").string()) +
+                             " " + quote(zeros));
+    ASSERT_EQ(check.exit_code, 0) << check.err;
+    json v = json_lines(check.out).at(0);
+    EXPECT_EQ(v["status"], "correct");
+    EXPECT_EQ(v["problem_health"]["flags"], json({"constant_output", "zero_passes"})) << v.dump(2);
+
+    // Scores say how many flagged problems they hold, and leave them out when asked.
+    std::ofstream(dir_ / "candidates.jsonl")
+        << json{{"level", 2}, {"problem_id", 1}, {"sample_id", 0},
+                {"code", read(zeros)}}.dump() << "\n";
+    std::string eval = env + quote(KBENCH_BINARY) +
+                       " eval --device cpu --policy permissive --no-timing -q --python " +
+                       quote(KBENCH_TEST_PYTHON) + " --dataset " +
+                       quote((dir_ / "tree").string()) + " --candidates " +
+                       quote((dir_ / "candidates.jsonl").string()) + " --runs-dir " +
+                       quote((dir_ / "runs").string());
+    auto in = run_command(eval + " --run in");
+    ASSERT_EQ(in.exit_code, 0) << in.err;
+    EXPECT_NE(in.out.find("1 problem(s) flagged by the audit are in the shares"),
+              std::string::npos)
+        << in.out;
+    auto out = run_command(eval + " --run out --exclude-flagged");
+    ASSERT_EQ(out.exit_code, 0) << out.err;
+    EXPECT_NE(out.out.find("1 problem(s) flagged by the audit left out of the shares"),
+              std::string::npos)
+        << out.out;
+    EXPECT_NE(out.out.find("0 problems"), std::string::npos) << out.out;
 }
 
 }  // namespace

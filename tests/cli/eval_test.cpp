@@ -167,7 +167,7 @@ def get_init_inputs():
         << json{{"level", 1}, {"problem_id", 1}, {"sample_id", 0}, {"code", candidate}}.dump()
         << "\n";
     auto r = kbench::test::run_command(shell(
-        {KBENCH_BINARY, "eval", "--device", "cpu", "--python", KBENCH_TEST_PYTHON, "--dataset",
+        {KBENCH_BINARY, "eval", "--policy", "permissive", "--device", "cpu", "--python", KBENCH_TEST_PYTHON, "--dataset",
          (dir / "problems.jsonl").string(), "--candidates", (dir / "candidates.jsonl").string(),
          "--runs-dir", (dir / "runs").string(), "--no-timing", "--json", "-q"}));
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -237,7 +237,7 @@ class ModelNew(torch.nn.Module):
                .dump()
         << "\n";
     std::string command = "KBENCH_SANDBOX_DISABLE=pid_namespace,landlock " +
-                          shell({KBENCH_BINARY, "eval", "--device", "cpu", "--python",
+                          shell({KBENCH_BINARY, "eval", "--policy", "permissive", "--device", "cpu", "--python",
                                  KBENCH_TEST_PYTHON, "--dataset", (dir / "problems.jsonl").string(),
                                  "--candidates", (dir / "candidates.jsonl").string(), "--runs-dir",
                                  (dir / "runs").string(), "--run", "poison", "--no-timing", "-q"});
@@ -309,7 +309,7 @@ TEST(Eval, CpuJudgesShareTheWorkEachOnItsOwnCores) {
     problems.close();
     candidates.close();
     auto r = kbench::test::run_command(
-        shell({KBENCH_BINARY, "eval", "--device", "cpu", "--cpu-judges", "2", "--python",
+        shell({KBENCH_BINARY, "eval", "--policy", "permissive", "--device", "cpu", "--cpu-judges", "2", "--python",
                KBENCH_TEST_PYTHON, "--dataset", (dir / "problems.jsonl").string(), "--candidates",
                (dir / "candidates.jsonl").string(), "--runs-dir", (dir / "runs").string(), "--run",
                "judges", "--no-timing", "-q"}));
@@ -327,7 +327,7 @@ TEST(Eval, CpuJudgesShareTheWorkEachOnItsOwnCores) {
     EXPECT_GT(by_judge["cpu:1"], 0);
 
     auto too_many = kbench::test::run_command(
-        shell({KBENCH_BINARY, "eval", "--device", "cpu", "--cpu-judges", std::to_string(cores + 1),
+        shell({KBENCH_BINARY, "eval", "--policy", "permissive", "--device", "cpu", "--cpu-judges", std::to_string(cores + 1),
                "--python", KBENCH_TEST_PYTHON, "--dataset", (dir / "problems.jsonl").string(),
                "--candidates", (dir / "candidates.jsonl").string(), "--runs-dir",
                (dir / "runs").string(), "--run", "too-many", "-q"}));

@@ -7,12 +7,15 @@
 # to $OUT (default bench/out) as results.tar.gz (the device tool brings back few files) and
 # summary.txt.
 #
-#   tests/gpu/run.sh [STEP ...]   steps: build unit fixtures relu19 suite audit agreement
-#                                 (default: all, in order)
+#   tests/gpu/run.sh [STEP ...]   steps: build unit fixtures relu19 suite audit bandwidth health
+#                                 agreement (default: all, in order)
 #
 # KBENCH_JSONL (default local/kernelbench.jsonl) is a copy of (part of) the KernelBench problem set.
 # KBENCH_FIXTURE_FILTER picks CUDA fixtures (default Cuda/*). audit: the TF32 audit of level 1
-# convolutions (KBENCH_FULL_JSONL, default local/kernelbench_full.jsonl). agreement: kbench eval
+# convolutions (KBENCH_FULL_JSONL, default local/kernelbench_full.jsonl). bandwidth: the device's
+# copy bandwidth (bench/floor/bandwidth.py). health: kbench dataset audit over the levels in
+# KBENCH_HEALTH_LEVELS (default 1 2 3) of KBENCH_FULL_JSONL, each level at most
+# KBENCH_HEALTH_SECONDS. agreement: kbench eval
 # over the public candidates bench/agreement/prepare.py put in local/agreement (resumable: a
 # second call goes on where a first one stopped), for at most KBENCH_AGREEMENT_SECONDS.
 set -uo pipefail
@@ -27,7 +30,7 @@ rm -rf "$OUT" && mkdir -p "$OUT" "$DEST"
 # Everything measured travels in one archive, also when a step fails.
 trap 'tar czf "$DEST/results.tar.gz" -C "$OUT" . ; grep -hE "wall_s|PASSED|FAILED|status|layer" "$OUT"/*.txt "$OUT"/*.log > "$DEST/summary.txt" 2>/dev/null' EXIT
 JSONL=${KBENCH_JSONL:-$ROOT/local/kernelbench.jsonl}
-STEPS=${*:-build unit fixtures relu19 suite audit agreement}
+STEPS=${*:-build unit fixtures relu19 suite audit bandwidth health agreement}
 want() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 PYTHON=${KBENCH_PYTHON:-$(command -v python3)}
 export KBENCH_CACHE=${KBENCH_CACHE:-$BUILD/cache}
@@ -177,6 +180,31 @@ if [ -f "$FULL" ]; then
   done
 else
   echo "no $FULL: skipping the audit"
+fi
+fi
+
+if want bandwidth; then
+step "bandwidth: a 4 GiB device copy"
+"$PYTHON" "$ROOT/bench/floor/bandwidth.py" 2>&1 | tee "$OUT/bandwidth.json"
+fi
+
+if want health; then
+step "health: kbench dataset audit (constant, all-zero-passing, nondeterministic references)"
+if [ -f "$FULL" ]; then
+  for level in ${KBENCH_HEALTH_LEVELS:-1 2 3}; do
+    start=$(now)
+    timeout -s INT -k 15 "${KBENCH_HEALTH_SECONDS:-400}" "$BUILD/kbench" dataset audit \
+      --dataset "$FULL" --level "$level" --seeds 5 --trials 1 --json \
+      > "$OUT/health_l$level.jsonl" 2> "$OUT/health_l$level.err"
+    echo "health level $level rc $? wall_s $(seconds_since "$start") rows $(wc -l < "$OUT/health_l$level.jsonl")" | tee -a "$OUT/times.txt"
+    grep -h '"flags": *\[ *"' "$OUT/health_l$level.jsonl" | "$PYTHON" -c '
+import json, sys
+for line in sys.stdin:
+    r = json.loads(line)
+    print(r["level"], r["problem_id"], r["name"], r["health"]["flags"])'
+  done
+else
+  echo "no $FULL: skipping the health audit"
 fi
 fi
 

@@ -3,6 +3,12 @@
 // field can never end as `correct`.
 #include "schedule/phases.hpp"
 
+#include <tuple>
+
+#include "core/files.hpp"
+#include "integrity/elf_symbols.hpp"
+#include "integrity/floor.hpp"
+
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
@@ -25,7 +31,12 @@ class FakeJudge : public JudgeClient {
         protocol::CandidateTimed{{{100, 101, 99, 100}, true, 3, 7, 0, "median"}, {}, 2, ""});
     json baseline_reply = protocol::reply_json(
         protocol::BaselineTimed{{{200, 201, 199, 200}, true, 3, 7, 0, "median"},
-                                {{"tf32_matmul", false}}});
+                                {{"tf32_matmul", false}},
+                                {{"flops", 1000000},
+                                 {"bytes", 4096},
+                                 {"input_bytes", 2048},
+                                 {"parameter_bytes", 0},
+                                 {"output_bytes", 2048}}});
     int detached = 0;
 
     protocol::Reply<protocol::SandboxAttached> attach(const protocol::AttachRequest&,
@@ -91,13 +102,32 @@ class Pipeline : public ::testing::Test {
     Verdict run() {
         Verdict v;
         PhaseContext c{config, judge, sandbox, v, {}};
+        c.origins = origins;
+        c.gpu_entry = gpu_entry;
+        c.rules = integrity::RulePolicy::of(config);
         run_pipeline(c, -1, 1234, "/tmp/candidate.py");
         return v;
+    }
+
+    // Kernel records as a sandbox reports them: {name, window, total_ns} rows.
+    static json kernels(const std::vector<std::tuple<std::string, std::string, int>>& rows,
+                        int calls = 5) {
+        protocol::KernelsReported r{true, "", {}, std::uint64_t(calls), 1000000, 0};
+        for (const auto& [name, window, ns] : rows)
+            r.rows.push_back({name, 7, window, 1, std::uint64_t(ns)});
+        return r.to_json();
+    }
+    void correctness_kernels(const json& k) {
+        protocol::CorrectnessChecked c{5, 5, 0, 0, ""};
+        c.kernels = k;
+        judge.correctness_reply = protocol::reply_json(c);
     }
 
     CheckConfig config;
     FakeJudge judge;
     FakeSandbox sandbox;
+    integrity::KernelOrigins origins{{}, {"relu_kernel"}, {"add_kernel"}};
+    json gpu_entry = nullptr;
 };
 
 json fault(FaultKind kind, const std::string& message, const std::string& rule = "") {
@@ -223,8 +253,9 @@ TEST_F(Pipeline, AReplyMissingAnyFieldNeverEndsCorrect) {
             if (!j.is_object()) return;
             for (const auto& [key, value] : j.items()) {
                 paths.push_back(at + "/" + key);
-                // The precision flags are a record of the judge's state, not a schema.
-                if (key != "precision") walk(value, at + "/" + key);
+                // The precision flags and the reference's work are records, not a schema (work
+                // without its counts gives no floor, never a pass).
+                if (key != "precision" && key != "work") walk(value, at + "/" + key);
             }
         };
         walk(good.*member, "");
@@ -245,6 +276,136 @@ TEST_F(Pipeline, AReplyMissingAnyFieldNeverEndsCorrect) {
             EXPECT_NE(v.status, Status::correct) << name << " reply without " << path;
         }
     }
+}
+
+TEST_F(Pipeline, NoKernelOfTheCandidatesOwnIsRejectedUnderStrict) {
+    correctness_kernels(kernels({{"_ZN2at6native29vectorized_elementwise_kernelILi4EEEvi", "call",
+                                  90000},
+                                 {"_ZN2at6native18elementwise_kernelEv", "kbench", 5000}}));
+    Verdict v = run();
+    EXPECT_EQ(v.status, Status::rejected);
+    EXPECT_NE(v.reason.find("no_candidate_kernel"), std::string::npos) << v.reason;
+    EXPECT_NE(v.reason.find("at::native::vectorized_elementwise_kernel"), std::string::npos)
+        << v.reason;
+    ASSERT_FALSE(v.kernels.empty());
+    EXPECT_EQ(v.kernels[0].origin, "library");
+    EXPECT_FALSE(v.timing.has_value()) << "rejected before it is timed";
+
+    config.policy = "permissive";
+    Verdict p = run();
+    EXPECT_EQ(p.status, Status::correct) << "permissive: the finding is a warning";
+    bool warned = false;
+    for (const auto& f : p.integrity) warned = warned || (f.rule == "no_candidate_kernel" && f.severity == "warn");
+    EXPECT_TRUE(warned);
+}
+
+TEST_F(Pipeline, ADecoyKernelIsRejectedAndHonestSharesPass) {
+    // The candidate's kernel (mangled, in no namespace) does 0.1% of the work.
+    correctness_kernels(kernels({{"_Z11relu_kernelPKfPfi", "call", 100},
+                                 {"sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n", "call", 99900}}));
+    Verdict v = run();
+    EXPECT_EQ(v.status, Status::rejected);
+    EXPECT_NE(v.reason.find("decoy_kernel"), std::string::npos) << v.reason;
+
+    // A fused epilogue beside cuDNN's convolution: 5% of the time is the candidate's.
+    correctness_kernels(kernels({{"_Z11relu_kernelPKfPfi", "call", 5000},
+                                 {"cudnn_infer_conv2d_fprop", "call", 95000}}));
+    Verdict honest = run();
+    EXPECT_EQ(honest.status, Status::correct) << honest.reason;
+    ASSERT_TRUE(honest.kernel_activity.is_object());
+    EXPECT_NEAR(honest.kernel_activity.value("candidate_share", 0.0), 0.05, 1e-9);
+}
+
+TEST_F(Pipeline, KernelsNamedLikeTheCandidatesInALibraryNamespaceAreTheLibrarys) {
+    // relu_kernel is the candidate's name, but at::native's is ATen's.
+    correctness_kernels(kernels({{"_ZN2at6native11relu_kernelEPfi", "call", 1000}}));
+    Verdict v = run();
+    EXPECT_EQ(v.status, Status::rejected) << v.reason;
+    // Triton's kernels are named as their functions are.
+    correctness_kernels(kernels({{"add_kernel", "call", 1000}}));
+    EXPECT_EQ(run().status, Status::correct);
+}
+
+TEST_F(Pipeline, WorkOutsideTheCallsIsNamed) {
+    correctness_kernels(kernels({{"_Z11relu_kernelPKfPfi", "call", 1000},
+                                 {"_Z11relu_kernelPKfPfi", "kbench", 800},
+                                 {"late_kernel", "outside", 500}}));
+    Verdict v = run();
+    EXPECT_EQ(v.status, Status::correct);
+    const Finding* outside = nullptr;
+    for (const auto& f : v.integrity)
+        if (f.rule == "work_outside_window") outside = &f;
+    ASSERT_NE(outside, nullptr);
+    EXPECT_NE(outside->detail.find("late_kernel x1"), std::string::npos) << outside->detail;
+    EXPECT_NE(outside->detail.find("relu_kernel"), std::string::npos) << outside->detail;
+}
+
+TEST_F(Pipeline, KernelRecordsNotTakenAreSaidSo) {
+    correctness_kernels(
+        protocol::KernelsReported{false, "the device is a CPU", {}, 0, 0, 0}.to_json());
+    Verdict v = run();
+    EXPECT_EQ(v.status, Status::correct);
+    ASSERT_TRUE(v.kernel_activity.is_object());
+    EXPECT_FALSE(v.kernel_activity.value("collected", true));
+    EXPECT_EQ(v.kernel_activity.value("why", std::string()), "the device is a CPU");
+}
+
+TEST_F(Pipeline, ATimeBelowTheMemoryFloorIsRejectedAndCorrectOnesCarryTheSpeedOfLight) {
+    gpu_entry = {{"name", "test GPU"},
+                 {"match", {"test"}},
+                 {"memory_bandwidth_GBps", {{"datasheet", 1.0}}},  // 1 GB/s: 1 byte a ns
+                 {"fp32_tflops", {{"datasheet", 1.0}}},
+                 {"l2_bytes", 0}};
+    // 4096 bytes at 1 GB/s: 4.096 us; the candidate's median is 100 us.
+    Verdict ok = run();
+    EXPECT_EQ(ok.status, Status::correct);
+    ASSERT_TRUE(ok.floor.value("known", false));
+    EXPECT_NEAR(ok.floor.value("byte_floor_us", 0.0), 4.096, 1e-9);
+    EXPECT_NEAR(ok.floor.value("flop_floor_us", 0.0), 1.0, 1e-9);  // 1e6 FLOPs at 1 TFLOP/s
+    EXPECT_NEAR(ok.floor.value("speed_of_light", 0.0), 4.096 / 100, 1e-6);
+
+    // The same problem with 100 MB of inputs: 100 ms of traffic, against a 100 us median.
+    judge.baseline_reply = protocol::reply_json(protocol::BaselineTimed{
+        {{200, 201, 199, 200}, true, 3, 7, 0, "median"},
+        {{"tf32_matmul", false}},
+        {{"flops", nullptr}, {"bytes", 100000000}, {"input_bytes", 99997952},
+         {"parameter_bytes", 0}, {"output_bytes", 2048}}});
+    Verdict fast = run();
+    EXPECT_EQ(fast.status, Status::rejected);
+    EXPECT_NE(fast.reason.find("below_floor"), std::string::npos) << fast.reason;
+    EXPECT_TRUE(fast.floor.value("flop_floor_us", json()).is_null());
+}
+
+TEST(GpuTable, MoreSpecificEntriesComeFirstAndUsersWin) {
+    integrity::GpuTable table;
+    auto name = [&](const std::string& device) {
+        json e = table.lookup(device);
+        return e.is_null() ? std::string("none") : e.value("name", std::string());
+    };
+    EXPECT_NE(name("NVIDIA H100 PCIe").find("PCIe"), std::string::npos);
+    EXPECT_NE(name("NVIDIA H100 80GB HBM3").find("SXM"), std::string::npos);
+    EXPECT_NE(name("NVIDIA H200").find("H200"), std::string::npos);
+    EXPECT_NE(name("NVIDIA GH200 480GB").find("GH200"), std::string::npos);
+    EXPECT_NE(name("NVIDIA A100-SXM4-40GB").find("40GB"), std::string::npos);
+    EXPECT_NE(name("NVIDIA GeForce RTX 4090").find("4090"), std::string::npos);
+    EXPECT_EQ(name("cpu"), "none");
+    fs::path mine = fs::temp_directory_path() / "kbench-gpu-table-test.json";
+    write_file_atomic(mine, R"({"gpus": [{"match": ["H200"], "name": "mine",
+        "memory_bandwidth_GBps": {"datasheet": 1}}]})");
+    table.add_file(mine);
+    EXPECT_EQ(name("NVIDIA H200"), "mine");
+    fs::remove(mine);
+}
+
+TEST(ElfSymbols, AnExecutableDefinesItsFunctions) {
+    std::set<std::string> names = integrity::elf_function_names("/proc/self/exe");
+    EXPECT_TRUE(names.count("main"));
+    EXPECT_THROW(integrity::elf_function_names("/proc/self/status"), InfraError);
+}
+
+TEST(KernelNames, DemangledWithoutParameters) {
+    EXPECT_EQ(integrity::kernel_display_name("_Z11relu_kernelPKfPfi"), "relu_kernel");
+    EXPECT_EQ(integrity::kernel_display_name("add_kernel"), "add_kernel");
 }
 
 }  // namespace

@@ -168,5 +168,18 @@ TEST(Protocol, EveryFaultMapsToOneStatus) {
     EXPECT_THROW(op_of(json{{"op", "launch_missiles"}}), ProtocolError);
 }
 
+TEST(Protocol, KernelRecordsMustAgreeWithTheJudgesClockAndCalls) {
+    KernelsReported r{true, "", {{"_Z11relu_kernelPfi", 7, "call", 5, 40000}}, 5, 900000, 0};
+    EXPECT_EQ(r.disagreement(5, 1000.0), "") << "900 us of windows in 1000 us of requests";
+    EXPECT_NE(r.disagreement(4, 1000.0).find("count 5 model calls where the judge made 4"),
+              std::string::npos);
+    r.call_ns = 5000000;  // 5 ms of windows in 1 ms of the judge's clock
+    EXPECT_NE(r.disagreement(5, 1000.0).find("more than the judge's clock allowed"),
+              std::string::npos);
+    KernelsReported none{false, "kernel records were not started", {}, 0, 0, 0};
+    EXPECT_EQ(none.disagreement(5, 1.0), "") << "nothing recorded, nothing to check";
+    EXPECT_EQ(KernelsReported::from_json(r.to_json()).to_json(), r.to_json());
+}
+
 }  // namespace
 }  // namespace kbench::protocol

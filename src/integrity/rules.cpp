@@ -1,0 +1,152 @@
+#include "integrity/rules.hpp"
+
+#include "core/error.hpp"
+
+namespace kbench::integrity {
+
+std::string_view to_string(Policy policy) {
+    switch (policy) {
+        case Policy::strict: return "strict";
+        case Policy::kernelbench: return "kernelbench";
+        case Policy::permissive: return "permissive";
+    }
+    return "?";
+}
+
+Policy parse_policy(std::string_view text) {
+    if (text == "strict") return Policy::strict;
+    if (text == "kernelbench") return Policy::kernelbench;
+    if (text == "permissive") return Policy::permissive;
+    throw UsageError("unknown policy '" + std::string(text) + "'",
+                     "use --policy strict, kernelbench or permissive");
+}
+
+const std::vector<Rule>& all_rules() {
+    // The severities per policy: strict, kernelbench, permissive. kernelbench follows the
+    // reference harness's static checker: its errors (bypass via try/except or `pass`, timer
+    // patching, threads, lazy tensors, no backend) reject, its warnings warn.
+    static const std::vector<Rule> rules = {
+        {"unparsable", "static", "warn", "warn", "warn",
+         "the source does not parse as Python (its load fails and says why)"},
+        {"unanalyzable", "static", "reject", "warn", "warn",
+         "the static analyzer failed on the source (it crashed or ran out of time)"},
+        {"no_backend", "static", "reject", "reject", "warn",
+         "no kernel backend at all: no load_inline/cpp_extension, Triton, ThunderKittens, CuTe, "
+         "TileLang, CuPy or Numba"},
+        {"no_kernel_call", "static", "reject", "warn", "warn",
+         "nothing reachable from ModelNew.forward calls a kernel of the candidate's own (every "
+         "call resolves to PyTorch, or to an extension that only calls ATen)"},
+        {"torch_compute", "static", "warn", "warn", "warn",
+         "a PyTorch compute op reachable from forward, or an ATen compute call in the native "
+         "source (glue such as views, reshapes and allocation is allowed)"},
+        {"try_fallback", "static", "reject", "reject", "warn",
+         "a try/except whose handler computes with PyTorch or the reference instead of the "
+         "kernel: a fallback"},
+        {"try_except", "static", "warn", "warn", "warn", "any other try/except"},
+        {"pass_inheritance", "static", "reject", "reject", "warn",
+         "ModelNew inherits the reference's class and keeps its forward (a pass-only class, or "
+         "forward returning super().forward)"},
+        {"monkeypatch", "static", "reject", "reject", "warn",
+         "assigns to an attribute of torch, time or another module (timers, synchronisation, "
+         "torch functions)"},
+        {"stream", "static", "warn", "warn", "warn",
+         "creates or switches CUDA streams or graphs (timing synchronises the whole device, so "
+         "this is a warning)"},
+        {"concurrency", "static", "reject", "reject", "warn",
+         "threads or processes: threading, multiprocessing, concurrent.futures, asyncio, fork, "
+         "std::thread, pthread_create"},
+        {"subprocess", "static", "reject", "warn", "warn",
+         "runs programs: subprocess, os.system, os.popen, os.exec*, system(), popen()"},
+        {"network", "static", "reject", "warn", "warn",
+         "network access: socket, http, urllib, requests, ..."},
+        {"file_access", "static", "reject", "warn", "warn",
+         "reads or writes files: open(), os file calls, pathlib reads and writes, /proc, "
+         "/dev/shm, fopen, fstream"},
+        {"native_access", "static", "reject", "warn", "warn",
+         "reaches native code around PyTorch: ctypes, cffi, torch.cuda.cudart(), private "
+         "torch._C calls, dlopen/dlsym"},
+        {"introspection", "static", "reject", "warn", "warn",
+         "inspects the interpreter: gc, inspect, frames, sys.modules, __globals__, "
+         "__subclasses__, trace hooks, weakref.finalize, atexit"},
+        {"dynamic_code", "static", "reject", "warn", "warn",
+         "code the analyzer cannot see: eval, exec, compile, __import__, importlib, pickle, "
+         "getattr on a module with a computed name"},
+        {"tensor_subclass", "static", "reject", "reject", "warn",
+         "lazy or subclassed tensors: a torch.Tensor subclass, __torch_function__, "
+         "__torch_dispatch__, dispatch or function modes"},
+        {"precision_downgrade", "static", "warn", "warn", "warn",
+         "an fp32 problem computed in lower precision: half/bfloat16 casts, autocast, TF32 "
+         "flags, half types or TF32 tensor-core instructions in the native source"},
+        {"unreachable_kernel", "static", "warn", "warn", "warn",
+         "a kernel or extension function defined but launched or called nowhere from forward"},
+        {"no_candidate_kernel", "runtime", "reject", "warn", "warn",
+         "on a GPU: no kernel of the candidate's own ran during its correctness or timed calls"},
+        {"decoy_kernel", "runtime", "reject", "warn", "warn",
+         "on a GPU: the candidate's own kernels took a negligible share of the GPU time, next to "
+         "library kernels doing the problem"},
+        {"work_outside_window", "runtime", "warn", "warn", "warn",
+         "on a GPU: kernels ran outside the candidate's model calls (left running after a "
+         "call, or launched from a thread of its own)"},
+        {"below_floor", "runtime", "reject", "reject", "warn",
+         "the timed median is below the problem's memory-traffic floor on this device"},
+    };
+    return rules;
+}
+
+const Rule* find_rule(std::string_view id) {
+    for (const Rule& r : all_rules())
+        if (r.id == id) return &r;
+    return nullptr;
+}
+
+std::string RulePolicy::severity(std::string_view rule) const {
+    std::string id(rule);
+    if (deny.count(id)) return "reject";
+    if (allow.count(id)) return "warn";
+    const Rule* r = find_rule(rule);
+    if (!r) return "reject";
+    switch (policy) {
+        case Policy::strict: return std::string(r->strict);
+        case Policy::kernelbench: return std::string(r->kernelbench);
+        case Policy::permissive: return std::string(r->permissive);
+    }
+    return "reject";
+}
+
+json RulePolicy::to_json() const {
+    return {{"name", std::string(to_string(policy))},
+            {"allow", json(std::vector<std::string>(allow.begin(), allow.end()))},
+            {"deny", json(std::vector<std::string>(deny.begin(), deny.end()))}};
+}
+
+RulePolicy RulePolicy::make(std::string_view policy, const std::vector<std::string>& allow,
+                            const std::vector<std::string>& deny) {
+    RulePolicy p;
+    p.policy = parse_policy(policy);
+    auto known = [](const std::string& id, const char* option) {
+        if (find_rule(id)) return;
+        std::string ids;
+        for (const Rule& r : all_rules()) ids += (ids.empty() ? "" : ", ") + std::string(r.id);
+        throw UsageError(std::string(option) + " names an unknown rule '" + id + "'",
+                         "known rules: " + ids + " (kbench rules lists them)");
+    };
+    for (const auto& id : allow) {
+        known(id, "--allow");
+        p.allow.insert(id);
+    }
+    for (const auto& id : deny) {
+        known(id, "--deny");
+        if (p.allow.count(id))
+            throw UsageError("rule '" + id + "' is both allowed and denied",
+                             "give it to --allow or to --deny, not both");
+        p.deny.insert(id);
+    }
+    return p;
+}
+
+RulePolicy RulePolicy::of(const CheckConfig& config) {
+    return make(config.policy, {config.allow.begin(), config.allow.end()},
+                {config.deny.begin(), config.deny.end()});
+}
+
+}  // namespace kbench::integrity
