@@ -370,8 +370,9 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
                                      "output_written_after_reply", where_);
         }
     if (!null_model) {
+        // The whole span, the judge's own waits included: the sandbox's windows lie inside it.
         model_calls_.calls += calls.size();
-        model_calls_.wall_us += outcome.wall_us;
+        model_calls_.wall_us += outcome.wall_us + outcome.judge_waited_us;
     }
     return outcome;
 }
