@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "integrity/floor.hpp"
+#include "integrity/static_review.hpp"
 #include "schedule/evaluator.hpp"
 #include "schedule/text.hpp"
 #include "score/speedup.hpp"
@@ -108,14 +109,11 @@ static PhaseOutcome kernel_rules(PhaseContext& c, const json& report, bool decid
         detail(c, fmt::format("  kernels: the candidate's own took {:.1f}% of {:.1f} us",
                               100 * c.kernels.candidate_share(),
                               double(c.kernels.call_ns()) / 1e3));
-    if (!decide) return std::nullopt;
-    for (const Finding& f : findings)
-        if (f.severity == "reject") {
-            c.sandbox.finish();
-            v.log = capped(c.sandbox.output(), 16000);
-            return Decision{Status::rejected, "runtime rule " + f.rule + ": " + f.detail};
-        }
-    return std::nullopt;
+    const Finding* rejection = decide ? integrity::first_rejection(findings) : nullptr;
+    if (!rejection) return std::nullopt;
+    c.sandbox.finish();
+    v.log = capped(c.sandbox.output(), 16000);
+    return Decision{Status::rejected, "runtime rule " + rejection->rule + ": " + rejection->detail};
 }
 
 // The problem's floor on this device: the verdict's speed of light, and rule below_floor.
