@@ -1,6 +1,7 @@
 // kbench check REF.py CAND.py [CAND.py ...]: one verdict per candidate.
 #include <iostream>
 #include <memory>
+#include <mutex>
 
 #include "build/toolchain.hpp"
 #include "cli/commands.hpp"
@@ -10,7 +11,8 @@
 #include "dataset/problem_file.hpp"
 #include "report/reporter.hpp"
 #include "schedule/devices.hpp"
-#include "schedule/evaluator.hpp"
+#include "schedule/eval_engine.hpp"
+#include "schedule/interruption.hpp"
 
 namespace kbench::cli {
 namespace {
@@ -31,60 +33,86 @@ int run_check(const CheckOptions& o) {
                          "use --device cuda, or --backend cpu for CPU candidates");
     CheckConfig config = make_config(o.run, device.label);
 
-    schedule::ProblemSpec problem;
     auto identity = dataset::identify_problem_file(o.reference);
-    problem.name = identity.name;
-    problem.level = identity.level;
-    problem.id = identity.id;
-    problem.code = read_file(o.reference);
-    std::vector<schedule::CandidateSpec> candidates;
-    for (const auto& path : o.candidates) {
-        schedule::CandidateSpec c;
-        c.path = fs::absolute(path);
-        c.code = read_file(path);
-        c.backend = detect_backend(o.run.backend, c.code, device.kind);
-        candidates.push_back(std::move(c));
+    dataset::Problem problem =
+        dataset::make_problem(identity.level.value_or(0), identity.id.value_or(0), identity.name,
+                              read_file(o.reference), fs::absolute(o.reference).string());
+    std::vector<schedule::EvalItem> items;
+    for (std::size_t i = 0; i < o.candidates.size(); ++i) {
+        schedule::EvalItem item;
+        item.problem = problem;
+        item.candidate =
+            dataset::make_candidate(problem.level, problem.id, int(i), read_file(o.candidates[i]),
+                                    fs::absolute(o.candidates[i]));
+        item.backend = detect_backend(o.run.backend, item.candidate.code, device.kind);
+        item.unsampled = true;
+        items.push_back(std::move(item));
     }
 
     auto log = make_logger(o.run);
-    fs::path scratch;
-    schedule::EvaluatorOptions options = make_evaluator_options(
-        config, build::find_python(o.run.python), device, "kbench-check-", scratch);
-    options.log = log;
-    options.verbose = o.run.verbose && !o.run.quiet;
-    if (o.run.gpu_peaks) options.gpu_peaks = fs::absolute(*o.run.gpu_peaks);
+    schedule::EngineOptions e;
+    e.config = config;
+    e.env.python = build::find_python(o.run.python);
+    e.policy = schedule::SandboxPolicy::decide(e.env.python);
+    fs::path scratch = make_scratch("kbench-check-", e.policy);
+    e.env.worker_package_dir = build::worker_package_dir();
+    e.env.device_kind = device.kind;
+    e.env.log_dir = scratch / "logs";
+    if (device.kind == "cuda") e.gpus = {schedule::physical_gpu(device.ordinal)};
+    e.builds = make_builder_options(o.run, e.env, e.policy, scratch / "work", log);
+    e.scratch_dir = scratch / "work";
+    e.log = log;
+    e.verbose = o.run.verbose && !o.run.quiet;
+    if (o.run.gpu_peaks) e.gpu_peaks = fs::absolute(*o.run.gpu_peaks);
 
-    std::unique_ptr<report::Reporter> reporter;
+    report::Multiplexer out;
     if (o.json)
-        reporter = std::make_unique<report::JsonLinesReporter>(std::cout);
+        out.add(std::make_unique<report::JsonLinesReporter>(std::cout));
     else
-        reporter = std::make_unique<report::TextReporter>(std::cout);
+        out.add(std::make_unique<report::TextReporter>(std::cout));
 
-    int exit_code = 0;
+    std::mutex record_mutex;
+    std::vector<Verdict> verdicts;
     bool keep = o.keep_scratch;
+    schedule::InterruptGuard guard([&](int, schedule::Origin) {
+        std::lock_guard<std::mutex> hold(record_mutex);
+        std::cerr << "kbench: interrupted after " << verdicts.size() << " of " << items.size()
+                  << " verdict(s)\n";
+        std::error_code ignored;
+        if (!keep) fs::remove_all(scratch, ignored);
+    });
     {
         if (log) log("starting the judge and the zygote (" + device.label + ")");
-        schedule::BuilderPool builds(
-            make_builder_options(o.run, options.env, options.policy, scratch / "work", log));
-        schedule::Evaluator evaluator(options, builds);
-        builds.wait_ready();
-        builds.set_cuda_architectures({evaluator.device_info().value("capability", std::string())});
-        builds.prebuild(candidates);
-        for (const auto& c : candidates) {
-            if (log) log("checking " + c.path.string());
-            Verdict v = evaluator.evaluate(problem, c);
-            reporter->verdict(v);
-            if (v.status != Status::correct) exit_code = 1;
-            if (v.status == Status::infra_error) keep = true;
-        }
+        schedule::EvalEngine engine(e);
+        engine.run(
+            items,
+            [&](const schedule::EvalItem&, const Verdict& v, const std::string&) {
+                std::lock_guard<std::mutex> hold(record_mutex);
+                if (schedule::InterruptGuard::interrupted()) return;
+                verdicts.push_back(v);
+                out.verdict(v);
+                if (v.status == Status::infra_error) keep = true;
+            },
+            [&](const schedule::EvalItem& item) {
+                if (log) log("checking " + item.candidate.source);
+            });
     }
+    std::lock_guard<std::mutex> hold(record_mutex);
+    for (const auto& v : verdicts)
+        if (is_reference_failure(v)) {
+            std::cerr << "kbench: the reference " << o.reference
+                      << " failed, so no candidate could be judged: " << v.reason << "\n"
+                      << "  what to do: check it with the same Python and device (it needs Model, "
+                         "get_inputs and get_init_inputs)\n";
+            break;
+        }
     if (keep) {
         std::cerr << "kbench: scratch and worker logs kept in " << scratch.string() << "\n";
     } else {
         std::error_code ignored;
         fs::remove_all(scratch, ignored);
     }
-    return exit_code;
+    return exit_code(verdicts);
 }
 
 }  // namespace

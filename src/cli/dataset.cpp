@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -25,7 +26,8 @@ struct DatasetOptions {
     SelectionOptions selection;
     std::optional<std::string> python;
     bool json = false;
-    std::string problem;  // for show
+    std::string problem;              // for show
+    std::vector<std::string> listed;  // for list: only these (LEVEL/ID or names)
     // audit
     std::string device = "auto";
     std::string precision = "fp32";
@@ -70,11 +72,11 @@ int audit_problems(const DatasetOptions& o) {
         std::size_t done = 0;
         for (const auto& p : problems) {
             ++done;
-            if (log)
-                log(fmt::format("[{}/{}] auditing {}", done, problems.size(), p.label()));
-            nlohmann::json row = {{"level", p.level}, {"problem_id", p.id}, {"name", p.name},
-                                  {"precision", o.precision}, {"tf32", config.tf32},
-                                  {"atol", config.atol()}, {"rtol", config.rtol()}};
+            if (log) log(fmt::format("[{}/{}] auditing {}", done, problems.size(), p.label()));
+            nlohmann::json row = {{"level", p.level},     {"problem_id", p.id},
+                                  {"name", p.name},       {"precision", o.precision},
+                                  {"tf32", config.tf32},  {"atol", config.atol()},
+                                  {"rtol", config.rtol()}};
             std::string verdict;
             try {
                 protocol::Audited a = evaluator.audit(schedule::problem_spec(p), o.trials);
@@ -96,14 +98,13 @@ int audit_problems(const DatasetOptions& o) {
                     for (const auto& f : flags) names += (names.empty() ? "" : ", ") + f;
                     verdict += "; flagged: " + names;
                 }
-                row["verdict"] = a.skipped.empty() ? (a.mismatched ? "ill_conditioned" : "ok")
-                                                   : "skipped";
+                row["verdict"] =
+                    a.skipped.empty() ? (a.mismatched ? "ill_conditioned" : "ok") : "skipped";
                 if (!o.json)
-                    std::cout << fmt::format(
-                        "{:<8} {:<56} {:>11.3g} {:>11} {}\n",
-                        std::to_string(p.level) + "/" + std::to_string(p.id), p.name.substr(0, 56),
-                        a.max_abs_diff,
-                        fmt::format("{}/{}", a.mismatched, a.values), verdict);
+                    std::cout << fmt::format("{:<8} {:<56} {:>11.3g} {:>11} {}\n",
+                                             std::to_string(p.level) + "/" + std::to_string(p.id),
+                                             p.name.substr(0, 56), a.max_abs_diff,
+                                             fmt::format("{}/{}", a.mismatched, a.values), verdict);
             } catch (const std::exception& e) {  // this problem's, not the audit's
                 ++failed;
                 row["verdict"] = "reference_failed";
@@ -130,7 +131,18 @@ int audit_problems(const DatasetOptions& o) {
 }
 
 int list_problems(const DatasetOptions& o) {
+    for (const auto& name : o.listed) dataset::parse_problem_name(name);
     auto problems = selected_problems(o.selection, build::find_python(o.python));
+    if (!o.listed.empty()) {
+        // Only the named problems, in the dataset's order; each must exist.
+        std::set<const dataset::Problem*> named;
+        for (const auto& name : o.listed)
+            named.insert(&dataset::find_problem(problems, name, o.selection.dataset));
+        std::vector<dataset::Problem> kept;
+        for (const auto& p : problems)
+            if (named.count(&p)) kept.push_back(p);
+        problems = std::move(kept);
+    }
     for (const auto& p : problems) {
         if (o.json) {
             std::cout << nlohmann::json{{"level", p.level},
@@ -149,37 +161,11 @@ int list_problems(const DatasetOptions& o) {
     return 0;
 }
 
-// "1/19", "level1/19", "19_ReLU" or "level1/19_ReLU".
-bool names_problem(const dataset::Problem& p, const std::string& text) {
-    std::string rest = text;
-    std::optional<int> level;
-    if (auto slash = text.find('/'); slash != std::string::npos) {
-        std::string head = text.substr(0, slash);
-        if (head.rfind("level", 0) == 0) head = head.substr(5);
-        try {
-            level = std::stoi(head);
-        } catch (const std::exception&) {
-            return false;
-        }
-        rest = text.substr(slash + 1);
-    }
-    if (level && *level != p.level) return false;
-    return rest == p.name || rest == std::to_string(p.id);
-}
-
 int show_problem(const DatasetOptions& o) {
+    // A malformed name is refused before the dataset is read.
+    dataset::parse_problem_name(o.problem);
     auto problems = selected_problems(o.selection, build::find_python(o.python));
-    std::vector<const dataset::Problem*> found;
-    for (const auto& p : problems)
-        if (names_problem(p, o.problem)) found.push_back(&p);
-    if (found.empty())
-        throw UsageError(
-            "no problem '" + o.problem + "' in " + o.selection.dataset,
-            "name it as LEVEL/ID (1/19) or by name (19_ReLU); see kbench dataset list");
-    if (found.size() > 1)
-        throw UsageError("'" + o.problem + "' names " + std::to_string(found.size()) + " problems",
-                         "add the level: LEVEL/" + o.problem);
-    const auto& p = *found.front();
+    const dataset::Problem& p = dataset::find_problem(problems, o.problem, o.selection.dataset);
     std::cout << "# " << p.label() << "  sha256 " << p.sha256 << "\n# " << p.source << "\n"
               << p.code << (p.code.ends_with("\n") ? "" : "\n");
     return 0;
@@ -192,6 +178,7 @@ Command add_dataset_command(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand("dataset", "List or show the problems of a dataset");
     cmd->require_subcommand(1);
     CLI::App* list = cmd->add_subcommand("list", "One line a problem: level, id, name, hash");
+    list->add_option("problem", o->listed, "Only these: LEVEL/ID (1/19) or names (19_ReLU)");
     add_selection_options(list, o->selection);
     list->add_option("--python", o->python, "Python for Parquet files");
     list->add_flag("--json", o->json, "One JSON object a line");
@@ -209,12 +196,14 @@ Command add_dataset_command(CLI::App& app) {
     audit->add_option("--precision", o->precision, "fp32, fp16 or bf16")->capture_default_str();
     audit->add_option("--tf32", o->tf32, "off (default), on or default, as for check and eval");
     audit->add_option("--tol", o->tolerance, "atol = rtol (default: the precision's)");
-    audit->add_option("--seeds", o->seeds,
-                      "KernelBench trial seeds the health checks run the reference on")
+    audit
+        ->add_option("--seeds", o->seeds,
+                     "KernelBench trial seeds the health checks run the reference on")
         ->capture_default_str();
     audit->add_option("--trials", o->trials, "KernelBench trial inputs to arbitrate on")
         ->capture_default_str();
-    audit->add_option("--python", o->python, "Python with torch (default: $KBENCH_PYTHON, python3)");
+    audit->add_option("--python", o->python,
+                      "Python with torch (default: $KBENCH_PYTHON, python3)");
     audit->add_flag("--json", o->json, "One JSON object a problem");
     return [o, list, audit] {
         if (list->parsed()) return list_problems(*o);

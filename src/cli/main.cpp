@@ -1,5 +1,6 @@
 // kbench: the command line. A thin shell over the libraries; it never imports torch.
 #include <iostream>
+#include <string>
 
 #include "cli/commands.hpp"
 #include "core/error.hpp"
@@ -12,7 +13,15 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", "kbench 0.1.0");
     app.require_subcommand(1);
     auto check = kbench::cli::add_check_command(app);
-    auto eval = kbench::cli::add_eval_command(app);
+    std::string command_line;
+    for (int i = 0; i < argc; ++i) {
+        std::string arg = argv[i];
+        bool plain = !arg.empty() && arg.find_first_not_of(
+                                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                         "0123456789-_./:=,+@%") == std::string::npos;
+        command_line += (i ? " " : "") + (plain ? arg : "'" + arg + "'");
+    }
+    auto eval = kbench::cli::add_eval_command(app, command_line);
     auto dataset = kbench::cli::add_dataset_command(app);
     auto rules = kbench::cli::add_rules_command(app);
     try {

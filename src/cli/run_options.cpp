@@ -3,11 +3,13 @@
 #include <chrono>
 #include <iomanip>
 #include <iostream>
+#include <sstream>
 
 #include "build/toolchain.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "integrity/rules.hpp"
+#include "report/progress.hpp"
 
 namespace kbench::cli {
 
@@ -85,8 +87,9 @@ std::function<void(const std::string&)> make_logger(const RunOptions& o) {
     auto start = std::chrono::steady_clock::now();
     return [start](const std::string& line) {
         double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        std::cerr << "kbench [" << std::fixed << std::setprecision(1) << t << " s] " << line
-                  << std::endl;
+        std::ostringstream text;
+        text << "kbench [" << std::fixed << std::setprecision(1) << t << " s] " << line;
+        report::print_line(std::cerr, text.str());  // above the status line, if one is drawn
     };
 }
 
@@ -134,6 +137,35 @@ schedule::EvaluatorOptions make_evaluator_options(const CheckConfig& config,
     options.env.log_dir = scratch / "logs";
     options.scratch_dir = scratch / "work";
     return options;
+}
+
+bool is_reference_failure(const Verdict& v) {
+    return v.status == Status::load_error && v.reason.rfind("the reference", 0) == 0;
+}
+
+int exit_code(const std::vector<Verdict>& verdicts, bool failures_without_verdicts) {
+    bool harness = false, wrong = failures_without_verdicts;
+    for (const auto& v : verdicts) {
+        if (v.status == Status::infra_error || is_reference_failure(v))
+            harness = true;
+        else if (v.status != Status::correct)
+            wrong = true;
+    }
+    return harness ? 2 : wrong ? 1 : 0;
+}
+
+CLI::Validator at_least_one() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            try {
+                std::size_t used = 0;
+                long value = std::stol(text, &used);
+                if (used == text.size() && value >= 1) return {};
+            } catch (const std::exception&) {
+            }
+            return "must be a whole number, 1 or more (got '" + text + "')";
+        },
+        "INT>=1");
 }
 
 Backend detect_backend(const std::string& option, const std::string& code,

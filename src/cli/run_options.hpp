@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/config.hpp"
+#include "core/verdict.hpp"
 #include "schedule/builder_pool.hpp"
 #include "schedule/devices.hpp"
 #include "schedule/evaluator.hpp"
@@ -17,7 +18,7 @@ namespace kbench::cli {
 struct RunOptions {
     std::string precision = "fp32";
     std::string mode = "strict";
-    std::string tf32;  // empty: the mode's default
+    std::string tf32;    // empty: the mode's default
     std::string policy;  // empty: the mode's default
     std::vector<std::string> allow;
     std::vector<std::string> deny;
@@ -61,6 +62,16 @@ schedule::EvaluatorOptions make_evaluator_options(const CheckConfig& config,
                                                   const schedule::DeviceChoice& device,
                                                   const std::string& scratch_prefix,
                                                   fs::path& scratch);
+
+// The exit code of check and eval: 0 every candidate evaluated and correct, 1 some not correct
+// (or problems without a usable candidate), 2 a harness error or a reference that failed.
+int exit_code(const std::vector<Verdict>& verdicts, bool failures_without_verdicts = false);
+
+// The verdict is the reference program's failure, not the candidate's.
+bool is_reference_failure(const Verdict& verdict);
+
+// A CLI11 check: an integer of at least 1, with a message that says so.
+CLI::Validator at_least_one();
 
 // The backend of a candidate: the option if given, else cpu on a CPU, triton if the source
 // imports it, cuda otherwise.

@@ -16,15 +16,28 @@ void add_selection_options(CLI::App* cmd, SelectionOptions& o) {
 }
 
 std::vector<dataset::Problem> selected_problems(const SelectionOptions& o,
-                                                const std::string& python) {
+                                                const std::string& python,
+                                                std::vector<dataset::Problem>* all_out) {
     dataset::Selection selection;
     selection.levels.insert(o.levels.begin(), o.levels.end());
     if (!o.problems.empty()) selection.id_ranges = dataset::parse_id_ranges(o.problems);
     selection.names = o.names;
-    auto problems = dataset::select(dataset::load_problems(o.dataset, python), selection);
-    if (problems.empty())
-        throw UsageError("no problem of " + o.dataset + " matches the selection",
-                         "list them with: kbench dataset list --dataset " + o.dataset);
+    auto all = dataset::load_problems(o.dataset, python);
+    auto problems = dataset::select(all, selection);
+    if (all_out) *all_out = all;
+    if (problems.empty()) {
+        std::string asked;
+        for (int level : o.levels) asked += " --level " + std::to_string(level);
+        if (!o.problems.empty()) asked += " --problems " + o.problems;
+        if (!o.names.empty()) {
+            asked += " --names ";
+            for (std::size_t i = 0; i < o.names.size(); ++i) asked += (i ? "," : "") + o.names[i];
+        }
+        throw UsageError(
+            "no problem of " + o.dataset + " matches" + asked + ": it holds " +
+                dataset::describe_levels(all),
+            "choose among those, or list them with: kbench dataset list --dataset " + o.dataset);
+    }
     return problems;
 }
 

@@ -21,7 +21,9 @@ struct SelectionOptions {
 void add_selection_options(CLI::App* command, SelectionOptions& options);
 
 // The selected problems; throws UsageError when none is left.
+// all (if given) receives every problem of the dataset.
 std::vector<dataset::Problem> selected_problems(const SelectionOptions& options,
-                                                const std::string& python);
+                                                const std::string& python,
+                                                std::vector<dataset::Problem>* all = nullptr);
 
 }  // namespace kbench::cli

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/fields.hpp"
+#include "core/sha256.hpp"
 
 namespace kbench {
 
@@ -98,6 +99,75 @@ TimingConfig TimingConfig::from_json(const json& j) {
     c.kb_discard_first = f.small("kb_discard_first");
     c.kb_flush_bytes = f.integer("kb_flush_bytes");
     return c;
+}
+
+json CheckConfig::to_json() const {
+    return json{{"mode", std::string(to_string(mode))},
+                {"precision", std::string(to_string(precision))},
+                {"tf32", tf32},
+                {"trials", trials},
+                {"seed", seed},
+                {"device", device},
+                {"tolerance", tolerance ? json(*tolerance) : json(nullptr)},
+                {"limits",
+                 {{"build_s", limits.build_s},
+                  {"load_s", limits.load_s},
+                  {"correctness_s", limits.correctness_s},
+                  {"timing_s", limits.timing_s}}},
+                {"timing", timing.to_json()},
+                {"measure", measure},
+                {"policy", policy},
+                {"allow", allow},
+                {"deny", deny}};
+}
+
+CheckConfig CheckConfig::from_json(const json& j) {
+    Fields f(j, "configuration");
+    CheckConfig c;
+    c.mode = parse_mode(f.text("mode"));
+    c.precision = parse_precision(f.text("precision"));
+    c.tf32 = f.text("tf32");
+    c.trials = f.small("trials");
+    c.seed = f.count("seed");
+    c.device = f.text("device");
+    if (j.contains("tolerance") && !j["tolerance"].is_null()) c.tolerance = f.real("tolerance");
+    Fields l(f.object("limits"), "limits");
+    c.limits = {l.real("build_s"), l.real("load_s"), l.real("correctness_s"), l.real("timing_s")};
+    c.timing = TimingConfig::from_json(f.object("timing"));
+    c.measure = j.at("measure").get<bool>();
+    c.policy = f.text("policy");
+    c.allow = j.at("allow").get<std::vector<std::string>>();
+    c.deny = j.at("deny").get<std::vector<std::string>>();
+    return c;
+}
+
+std::string CheckConfig::store_key() const {
+    json j = to_json();
+    std::string d = device;
+    j["device"] = d.substr(0, d.find(':'));  // cuda:1 -> cuda
+    return sha256_hex(j.dump());
+}
+
+namespace {
+
+void differ(const json& a, const json& b, const std::string& prefix,
+            std::vector<std::string>& out) {
+    if (a.is_object() && b.is_object()) {
+        for (const auto& [k, v] : a.items())
+            differ(v, b.contains(k) ? b[k] : json(nullptr), prefix + k + ".", out);
+        for (const auto& [k, v] : b.items())
+            if (!a.contains(k)) out.push_back(prefix + k);
+        return;
+    }
+    if (a != b) out.push_back(prefix.substr(0, prefix.size() - 1));
+}
+
+}  // namespace
+
+std::vector<std::string> CheckConfig::differences(const CheckConfig& other) const {
+    std::vector<std::string> out;
+    differ(to_json(), other.to_json(), "", out);
+    return out;
 }
 
 }  // namespace kbench

@@ -83,6 +83,15 @@ struct CheckConfig {
 
     double atol() const { return tolerance.value_or(default_tolerance(precision, tf32)); }
     double rtol() const { return atol(); }
+
+    // The one serialisation: every field, by name (a run's record, a verdict's config).
+    json to_json() const;
+    static CheckConfig from_json(const json& j);
+    // What verdicts are stored under besides the two programs: every field but the device's
+    // ordinal (a verdict from one GPU stands for the others of the run's kind).
+    std::string store_key() const;
+    // The fields (dotted names) where other differs, for a message.
+    std::vector<std::string> differences(const CheckConfig& other) const;
 };
 
 }  // namespace kbench

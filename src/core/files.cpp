@@ -62,4 +62,12 @@ fs::path cache_root() {
     return fs::temp_directory_path() / "kbench-cache";
 }
 
+std::string last_line(const std::string& text) {
+    std::size_t end = text.find_last_not_of(" \n\r\t");
+    if (end == std::string::npos) return {};
+    std::size_t start = text.rfind('\n', end);
+    start = start == std::string::npos ? 0 : start + 1;
+    return text.substr(start, end - start + 1);
+}
+
 }  // namespace kbench

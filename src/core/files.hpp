@@ -10,6 +10,9 @@ namespace fs = std::filesystem;
 // Reads a whole file; throws UsageError naming the path when it cannot.
 std::string read_file(const fs::path& path);
 
+// The last line of text that is not blank, without its line break (a message's gist).
+std::string last_line(const std::string& text);
+
 // Writes through a temporary file and a rename, so readers never see half a file.
 void write_file_atomic(const fs::path& path, const std::string& content);
 

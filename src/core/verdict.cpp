@@ -28,6 +28,8 @@ json TimingResult::to_json() const {
     return json{{"median_us", real_json(median_us)},
                 {"mean_us", real_json(mean_us)},
                 {"min_us", real_json(min_us)},
+                {"max_us", real_json(max_us)},
+                {"std_us", real_json(std_us)},
                 {"p10_us", real_json(p10_us)},
                 {"p90_us", real_json(p90_us)},
                 {"n", n},
@@ -40,6 +42,8 @@ TimingResult TimingResult::from_json(const json& j) {
     t.median_us = number_at(j, "median_us");
     t.mean_us = number_at(j, "mean_us");
     t.min_us = number_at(j, "min_us");
+    t.max_us = number_at(j, "max_us");
+    t.std_us = number_at(j, "std_us");
     t.p10_us = number_at(j, "p10_us");
     t.p90_us = number_at(j, "p90_us");
     t.n = j.value("n", 0);

@@ -44,6 +44,8 @@ struct TimingResult {
     int n = 0;
     bool converged = false;
     std::string statistic = "median";  // the headline: median (strict) or mean (kernelbench)
+    double max_us = 0;
+    double std_us = 0;  // the population standard deviation (numpy's default, as KernelBench's)
 
     double headline_us() const { return statistic == "mean" ? mean_us : median_us; }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <regex>
 
 #include <nlohmann/json.hpp>
@@ -17,36 +18,63 @@ namespace {
 
 using json = nlohmann::json;
 
-std::vector<Candidate> read_run_layout(const fs::path& dir) {
+// The file's text, or why it cannot be read (a dangling link, no permission).
+std::optional<std::string> readable(const fs::directory_entry& entry,
+                                    std::vector<SkippedCandidate>& skipped, int level,
+                                    int problem_id) {
+    std::error_code error;
+    const fs::path& path = entry.path();
+    if (entry.is_symlink(error) && !fs::exists(path, error)) {
+        std::error_code ignored;
+        skipped.push_back({path.string(), level, problem_id,
+                           "dangling link to " + fs::read_symlink(path, ignored).string()});
+        return std::nullopt;
+    }
+    if (!fs::is_regular_file(path, error)) {
+        skipped.push_back({path.string(), level, problem_id, "not a regular file"});
+        return std::nullopt;
+    }
+    try {
+        return read_file(path);
+    } catch (const std::exception& e) {
+        skipped.push_back(
+            {path.string(), level, problem_id, std::string("unreadable: ") + e.what()});
+        return std::nullopt;
+    }
+}
+
+std::vector<Candidate> read_run_layout(const fs::path& dir,
+                                       std::vector<SkippedCandidate>& skipped) {
     static const std::regex file(R"(^level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.py$)");
     std::vector<Candidate> out;
     for (const auto& entry : fs::directory_iterator(dir)) {
         std::string name = entry.path().filename().string();
         std::smatch m;
-        if (!entry.is_regular_file() || !std::regex_match(name, m, file)) continue;
-        out.push_back(make_candidate(std::stoi(m[1]), std::stoi(m[2]), std::stoi(m[3]),
-                                     read_file(entry.path()), entry.path().string()));
+        if (!std::regex_match(name, m, file)) continue;
+        int level = std::stoi(m[1]), problem = std::stoi(m[2]), sample = std::stoi(m[3]);
+        if (auto code = readable(entry, skipped, level, problem))
+            out.push_back(make_candidate(level, problem, sample, *code, entry.path().string()));
     }
     return out;
 }
 
-std::vector<fs::path> python_files(const fs::path& dir) {
-    std::vector<fs::path> files;
+void add_problem_folder(const fs::path& dir, const Problem& p, std::vector<Candidate>& out,
+                        std::vector<SkippedCandidate>& skipped) {
+    std::vector<fs::directory_entry> files;
     for (const auto& entry : fs::directory_iterator(dir))
-        if (entry.is_regular_file() && entry.path().extension() == ".py")
-            files.push_back(entry.path());
+        if (entry.path().extension() == ".py") files.push_back(entry);
     std::sort(files.begin(), files.end());
-    return files;
-}
-
-void add_problem_folder(const fs::path& dir, const Problem& p, std::vector<Candidate>& out) {
     int sample = 0;
-    for (const auto& file : python_files(dir))
-        out.push_back(make_candidate(p.level, p.id, sample++, read_file(file), file.string()));
+    for (const auto& entry : files) {
+        int s = sample++;
+        if (auto code = readable(entry, skipped, p.level, p.id))
+            out.push_back(make_candidate(p.level, p.id, s, *code, entry.path().string()));
+    }
 }
 
 std::vector<Candidate> read_problem_folders(const fs::path& dir,
-                                            const std::vector<Problem>& problems) {
+                                            const std::vector<Problem>& problems,
+                                            std::vector<SkippedCandidate>& skipped) {
     std::map<std::string, std::vector<const Problem*>> by_name;
     for (const auto& p : problems) by_name[p.name].push_back(&p);
     std::vector<Candidate> out;
@@ -59,7 +87,7 @@ std::vector<Candidate> read_problem_folders(const fs::path& dir,
                 auto it = by_name.find(sub.path().filename().string());
                 if (!sub.is_directory() || it == by_name.end()) continue;
                 for (const Problem* p : it->second)
-                    if (p->level == level) add_problem_folder(sub.path(), *p, out);
+                    if (p->level == level) add_problem_folder(sub.path(), *p, out, skipped);
             }
             continue;
         }
@@ -69,7 +97,7 @@ std::vector<Candidate> read_problem_folders(const fs::path& dir,
             throw UsageError("candidate folder " + entry.path().string() + " matches problem " +
                                  name + " on several levels",
                              "put it under level<L>/" + name + "/");
-        add_problem_folder(entry.path(), *it->second.front(), out);
+        add_problem_folder(entry.path(), *it->second.front(), out, skipped);
     }
     return out;
 }
@@ -91,8 +119,9 @@ std::vector<Candidate> read_candidate_jsonl(const fs::path& file) {
 
 }  // namespace
 
-std::vector<Candidate> load_candidates(const std::string& spec,
-                                       const std::vector<Problem>& problems) {
+CandidateScan scan_candidates(const std::string& spec, const std::vector<Problem>& selected,
+                              const std::vector<Problem>& all_problems) {
+    CandidateScan scan;
     std::vector<Candidate> all;
     if (spec.rfind("builtin", 0) == 0) {
         std::string backend = spec.size() > 8 && spec[7] == ':' ? spec.substr(8) : "cuda";
@@ -100,30 +129,57 @@ std::vector<Candidate> load_candidates(const std::string& spec,
         if (!fs::is_directory(dir))
             throw UsageError("the built-in suite has no " + backend + " candidates",
                              "use builtin:cpu, builtin:cuda or builtin:triton");
-        all = read_run_layout(dir);
+        all = read_run_layout(dir, scan.skipped);
     } else {
         fs::path path(spec);
-        if (!fs::exists(path))
+        std::error_code error;
+        if (!fs::exists(path, error))
             throw UsageError("no candidates at " + spec,
-                             "give a folder of candidates or a .jsonl file of them");
+                             fs::is_symlink(path, error)
+                                 ? "it is a dangling link; give a folder of candidates or a "
+                                   ".jsonl file of them"
+                                 : "give a folder of candidates or a .jsonl file of them");
         if (!fs::is_directory(path)) {
             all = read_candidate_jsonl(path);
         } else {
-            all = read_run_layout(path);
-            if (all.empty()) all = read_problem_folders(path, problems);
+            all = read_run_layout(path, scan.skipped);
+            if (all.empty() && scan.skipped.empty())
+                all = read_problem_folders(path, all_problems, scan.skipped);
         }
     }
-    std::vector<Candidate> out;
-    for (auto& c : all)
-        if (std::any_of(problems.begin(), problems.end(), [&](const Problem& p) {
-                return p.level == c.level && p.id == c.problem_id;
-            }))
-            out.push_back(std::move(c));
-    std::sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
-        return std::tie(a.level, a.problem_id, a.sample_id) <
-               std::tie(b.level, b.problem_id, b.sample_id);
-    });
-    return out;
+    scan.found = all.size() + scan.skipped.size();
+    auto holds = [](const std::vector<Problem>& problems, int level, int id) {
+        return std::any_of(problems.begin(), problems.end(),
+                           [&](const Problem& p) { return p.level == level && p.id == id; });
+    };
+    for (auto& c : all) {
+        if (holds(selected, c.level, c.problem_id)) {
+            scan.candidates.push_back(std::move(c));
+        } else if (holds(all_problems, c.level, c.problem_id)) {
+            ++scan.outside_selection;
+        } else {
+            scan.skipped.push_back({c.source, c.level, c.problem_id,
+                                    "not in the dataset (it has no level " +
+                                        std::to_string(c.level) + " problem " +
+                                        std::to_string(c.problem_id) + ")"});
+        }
+    }
+    std::sort(scan.candidates.begin(), scan.candidates.end(),
+              [](const Candidate& a, const Candidate& b) {
+                  return std::tie(a.level, a.problem_id, a.sample_id) <
+                         std::tie(b.level, b.problem_id, b.sample_id);
+              });
+    std::sort(scan.skipped.begin(), scan.skipped.end(),
+              [](const SkippedCandidate& a, const SkippedCandidate& b) {
+                  return std::tie(a.level, a.problem_id, a.source) <
+                         std::tie(b.level, b.problem_id, b.source);
+              });
+    return scan;
+}
+
+std::vector<Candidate> load_candidates(const std::string& spec,
+                                       const std::vector<Problem>& problems) {
+    return scan_candidates(spec, problems, problems).candidates;
 }
 
 }  // namespace kbench::dataset

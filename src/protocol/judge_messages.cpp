@@ -34,19 +34,23 @@ JudgeHello JudgeHello::from_json(const json& j) {
 }
 
 json PrepareProblem::to_json() const {
-    return json{{"name", name},           {"code", code},
-                {"sha256", sha256},       {"seed", seed},
-                {"trials", trials},       {"precision", precision},
-                {"mode", mode},           {"atol", real_json(atol)},
-                {"rtol", real_json(rtol)},         {"tf32", tf32}};
+    return json{{"name", name},
+                {"code", code},
+                {"sha256", sha256},
+                {"seed", seed},
+                {"trials", trials},
+                {"precision", precision},
+                {"mode", mode},
+                {"atol", real_json(atol)},
+                {"rtol", real_json(rtol)},
+                {"tf32", tf32}};
 }
 
 PrepareProblem PrepareProblem::from_json(const json& j) {
     Fields f(j, "prepare request");
-    return {f.text("name"),  f.text("code"),    f.text("sha256"),
-            f.count("seed"), f.small("trials"), f.text("precision"),
-            f.text("mode"),  f.real("atol"),    f.real("rtol"),
-            f.text("tf32")};
+    return {f.text("name"),    f.text("code"),      f.text("sha256"), f.count("seed"),
+            f.small("trials"), f.text("precision"), f.text("mode"),   f.real("atol"),
+            f.real("rtol"),    f.text("tf32")};
 }
 
 json ProblemPrepared::to_json() const {
@@ -133,9 +137,12 @@ json kernels_from(const Fields& f, const char* what) {
 
 CorrectnessChecked CorrectnessChecked::from_json(const json& j) {
     Fields f(j, "correctness reply");
-    CorrectnessChecked c{f.small("trials"),        f.small("trials_passed"),
-                         f.real("max_abs_diff"),   f.real("max_rel_diff"),
-                         f.text("failure"),        f.any("arbitration"),
+    CorrectnessChecked c{f.small("trials"),
+                         f.small("trials_passed"),
+                         f.real("max_abs_diff"),
+                         f.real("max_rel_diff"),
+                         f.text("failure"),
+                         f.any("arbitration"),
                          kernels_from(f, "correctness reply")};
     if (!c.arbitration.is_null() && !c.arbitration.is_object())
         throw ProtocolError("correctness reply: arbitration is neither null nor an object");
@@ -182,6 +189,10 @@ TimingResult Measured::summary() const {
     t.median_us = quantile(sorted, 0.5);
     t.mean_us = sorted.empty() ? 0 : sum / double(sorted.size());
     t.min_us = sorted.empty() ? 0 : sorted.front();
+    t.max_us = sorted.empty() ? 0 : sorted.back();
+    double squares = 0;
+    for (double s : sorted) squares += (s - t.mean_us) * (s - t.mean_us);
+    t.std_us = sorted.empty() ? 0 : std::sqrt(squares / double(sorted.size()));
     t.p10_us = quantile(sorted, 0.1);
     t.p90_us = quantile(sorted, 0.9);
     t.n = int(sorted.size());
@@ -202,12 +213,9 @@ TimingRequest TimingRequest::from_json(const json& j) {
 json CandidateTimed::to_json() const {
     json findings_out = json::array();
     for (const auto& f : findings) findings_out.push_back(finding_json(f));
-    return json{{"measured", measured.to_json()},
-                {"findings", findings_out},
-                {"checked_calls", checked_calls},
-                {"failure", failure},
-                {"arbitration", arbitration},
-                {"kernels", kernels}};
+    return json{{"measured", measured.to_json()}, {"findings", findings_out},
+                {"checked_calls", checked_calls}, {"failure", failure},
+                {"arbitration", arbitration},     {"kernels", kernels}};
 }
 
 CandidateTimed CandidateTimed::from_json(const json& j) {
@@ -268,10 +276,10 @@ json Audited::to_json() const {
 
 Audited Audited::from_json(const json& j) {
     Fields f(j, "audit reply");
-    return {f.small("trials"),      f.text("arbiter"),     f.text("device"),
+    return {f.small("trials"),      f.text("arbiter"),      f.text("device"),
             f.real("max_abs_diff"), f.real("max_rel_diff"), f.count("mismatched"),
-            f.count("values"),      f.text("worst"),       f.text("skipped"),
-            f.real("seconds"),      f.object("health"),    f.object("work")};
+            f.count("values"),      f.text("worst"),        f.text("skipped"),
+            f.real("seconds"),      f.object("health"),     f.object("work")};
 }
 
 json Health::to_json() const {

@@ -1,8 +1,17 @@
 #include "report/progress.hpp"
 
 #include <cstdio>
+#include <mutex>
 
 namespace kbench::report {
+namespace {
+
+// The status line now on the terminal (empty: none), shared with print_line.
+std::mutex line_mutex;
+std::string drawn;
+std::ostream* drawn_on = nullptr;
+
+}  // namespace
 
 std::string format_duration(double seconds) {
     auto s = long(seconds + 0.5);
@@ -16,10 +25,23 @@ std::string format_duration(double seconds) {
     return text;
 }
 
+void print_line(std::ostream& out, const std::string& line) {
+    std::lock_guard<std::mutex> guard(line_mutex);
+    if (drawn_on == &out && !drawn.empty()) {
+        out << "\r\033[K" << line << "\n" << drawn << std::flush;
+    } else {
+        out << line << "\n" << std::flush;
+    }
+}
+
 Progress::Progress(std::size_t total, std::ostream& out, bool terminal)
     : total_(total), out_(out), terminal_(terminal), start_(std::chrono::steady_clock::now()) {}
 
-std::string Progress::line() const {
+Progress::~Progress() {
+    finish();
+}
+
+std::string Progress::status_line() const {
     double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     char head[128];
@@ -39,17 +61,30 @@ std::string Progress::line() const {
     return text;
 }
 
-void Progress::add(const std::string& status) {
+void Progress::add(const std::string& status, const std::string& line) {
     ++done_;
     ++counts_[status];
-    if (terminal_)
-        out_ << "\r\033[K" << line() << std::flush;
-    else
-        out_ << line() << "\n" << std::flush;
+    std::lock_guard<std::mutex> guard(line_mutex);
+    if (terminal_) {
+        drawn = status_line();
+        drawn_on = &out_;
+        out_ << "\r\033[K";
+        if (!line.empty()) out_ << line << "\n";
+        out_ << drawn << std::flush;
+    } else {
+        out_ << (line.empty() ? "" : line + " | ") << status_line() << "\n" << std::flush;
+    }
 }
 
 void Progress::finish() {
-    if (terminal_) out_ << "\n" << std::flush;
+    if (finished_) return;
+    finished_ = true;
+    std::lock_guard<std::mutex> guard(line_mutex);
+    if (terminal_ && drawn_on == &out_ && !drawn.empty()) out_ << "\n" << std::flush;
+    if (drawn_on == &out_) {
+        drawn.clear();
+        drawn_on = nullptr;
+    }
 }
 
 }  // namespace kbench::report

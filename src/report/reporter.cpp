@@ -2,8 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <string.h>
+
 #include <filesystem>
+#include <map>
 #include <sstream>
+
+#include "core/files.hpp"
+#include "report/kernelbench_results.hpp"
+#include "score/fast_p.hpp"
 
 namespace kbench::report {
 namespace {
@@ -59,11 +66,11 @@ std::string format_verdict(const Verdict& v) {
         row("speedup", fmt::format("{:.3f}x{}", *v.speedup, ci));
     }
     if (v.floor.is_object() && v.floor.value("known", false) && v.floor.contains("speed_of_light"))
-        row("floor", fmt::format("{:.2f} us ({}-bound on {}): {:.1f}% of the speed of light",
-                                 v.floor.value("floor_us", 0.0),
-                                 v.floor.value("bound", std::string("?")),
-                                 v.floor.value("gpu", std::string("?")),
-                                 100 * v.floor.value("speed_of_light", 0.0)));
+        row("floor",
+            fmt::format("{:.2f} us ({}-bound on {}): {:.1f}% of the speed of light",
+                        v.floor.value("floor_us", 0.0), v.floor.value("bound", std::string("?")),
+                        v.floor.value("gpu", std::string("?")),
+                        100 * v.floor.value("speed_of_light", 0.0)));
     if (v.kernel_activity.is_object()) {
         if (!v.kernel_activity.value("collected", false))
             row("kernels", "not recorded: " + v.kernel_activity.value("why", std::string("?")));
@@ -107,6 +114,203 @@ void TextReporter::verdict(const Verdict& verdict) {
 void JsonLinesReporter::verdict(const Verdict& verdict) {
     out_ << verdict.to_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n"
          << std::flush;
+}
+
+void Multiplexer::verdict(const Verdict& verdict) {
+    for (auto& r : reporters_) r->verdict(verdict);
+}
+
+void Multiplexer::stored(const Verdict& verdict) {
+    for (auto& r : reporters_) r->stored(verdict);
+}
+
+void Multiplexer::finish(RunOutcome& outcome) {
+    for (auto& r : reporters_) r->finish(outcome);
+}
+
+std::string describe_item(const Verdict& v) {
+    std::string out;
+    if (v.problem.level && v.problem.id)
+        out = fmt::format("level {} problem {} ({})", *v.problem.level, *v.problem.id,
+                          v.problem.name);
+    else
+        out = v.problem.name;
+    std::string file = std::filesystem::path(v.candidate.path).filename().string();
+    if (v.candidate.sample_id)
+        return out + fmt::format(", sample {} ({})", *v.candidate.sample_id, file);
+    return out + ", " + file;
+}
+
+std::string verdict_brief(const Verdict& v) {
+    std::string status(to_string(v.status));
+    if (v.status == Status::correct) {
+        if (v.speedup) return fmt::format("correct, {:.2f}x", *v.speedup);
+        return "correct";
+    }
+    if (v.reason.empty()) return status;
+    std::string reason = v.reason.substr(0, v.reason.find('\n'));
+    if (reason.size() > 160) reason = reason.substr(0, 157) + "...";
+    return status + ": " + reason;
+}
+
+void ProgressReporter::verdict(const Verdict& v) {
+    progress_.add(std::string(to_string(v.status)), describe_item(v) + ": " + verdict_brief(v));
+}
+
+void VerdictsFileWriter::finish(RunOutcome& outcome) {
+    if (outcome.run_dir.empty()) return;
+    std::string lines;
+    for (const auto& v : outcome.verdicts)
+        lines += v.to_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    fs::path path = fs::path(outcome.run_dir) / "verdicts.jsonl";
+    write_file_atomic(path, lines);
+    outcome.files.emplace_back("verdicts (kbench's schema, a line each)", path.string());
+}
+
+void KernelBenchWriter::finish(RunOutcome& outcome) {
+    if (outcome.run_dir.empty() || outcome.verdicts.empty()) return;
+    for (const auto& [level, path] : write_kernelbench_results(outcome.run_dir, outcome.verdicts))
+        outcome.files.emplace_back(
+            level == 0 ? "KernelBench's eval_results.json (the run's one level)"
+                       : fmt::format("KernelBench's eval_results.json, level {}", level),
+            path);
+}
+
+namespace {
+
+std::string percent(double share) {
+    return fmt::format("{:.1f}%", 100 * share);
+}
+
+// The best verdict of a problem: correct and fastest first, then the furthest along.
+bool better(const Verdict& a, const Verdict& b) {
+    bool ca = a.status == Status::correct, cb = b.status == Status::correct;
+    if (ca != cb) return ca;
+    if (ca) return a.speedup.value_or(0) > b.speedup.value_or(0);
+    auto rank = [](Status s) {
+        switch (s) {
+            case Status::incorrect:
+                return 0;
+            case Status::runtime_error:
+            case Status::timeout:
+                return 1;
+            case Status::rejected:
+                return 2;
+            case Status::load_error:
+            case Status::crash:
+                return 3;
+            case Status::compile_error:
+                return 4;
+            default:
+                return 5;
+        }
+    };
+    return rank(a.status) < rank(b.status);
+}
+
+}  // namespace
+
+namespace {
+
+std::string signal_name(int signal) {
+    const char* abbrev = sigabbrev_np(signal);
+    return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(signal);
+}
+
+}  // namespace
+
+void SummaryReporter::finish(RunOutcome& o) {
+    std::ostream& out = out_;
+    if (o.signal)
+        out << fmt::format("interrupted ({}): {} candidate(s) not evaluated yet\n",
+                           signal_name(o.signal), o.not_evaluated);
+    score::Score s = score::score_verdicts(o.verdicts, {0.0, 1.0, 1.5, 2.0}, o.exclude_flagged,
+                                           o.unanswered.size());
+    if (!o.timed) s.timed = false;
+    out << score::format_score(s);
+    std::map<std::string, int> by_device;
+    for (const auto& v : o.verdicts)
+        if (v.config.is_object()) ++by_device[v.config.value("device", std::string("?"))];
+    if (by_device.size() > 1) {
+        out << "  by device:";
+        for (const auto& [device, count] : by_device) out << " " << device << " " << count;
+        out << "\n";
+    }
+    if (!o.unanswered.empty()) {
+        std::map<std::string, int> by_why;
+        for (const auto& u : o.unanswered) ++by_why[u.why.substr(0, u.why.find(" to "))];
+        std::string whys;
+        for (const auto& [why, n] : by_why)
+            whys += (whys.empty() ? "" : ", ") + fmt::format("{} {}", n, why);
+        out << fmt::format(
+            "  no usable candidate for {} problem(s) ({}): failures in every share\n",
+            o.unanswered.size(), whys);
+    }
+    // KernelBench's own view: sample 0 only, its baseline.
+    auto views = score::kernelbench_view(o.verdicts, o.problems, o.baseline);
+    if (!views.empty() && o.timed) {
+        out << "KernelBench's view (sample 0 of each problem; speedups against "
+            << (o.baseline.is_null() ? std::string("each verdict's own baseline mean")
+                                     : o.baseline_source)
+            << "; fast_p counts speedups strictly above p):\n";
+        for (const auto& v : views) out << score::format_kernelbench_view(v);
+    }
+    // A table a problem: its best candidate.
+    std::map<std::pair<int, int>, const Verdict*> best;
+    std::map<std::pair<int, int>, int> count;
+    for (const auto& v : o.verdicts) {
+        std::pair<int, int> at{v.problem.level.value_or(0), v.problem.id.value_or(0)};
+        ++count[at];
+        auto& b = best[at];
+        if (!b || better(v, *b)) b = &v;
+    }
+    std::map<std::pair<int, int>, const Unanswered*> missing;
+    for (const auto& u : o.unanswered) missing[{u.level, u.id}] = &u;
+    if (!o.problems.empty()) {
+        out << fmt::format("{:<5} {:<40} {:<9} {:<14} {:>9}  {}\n", "level", "problem", "samples",
+                           "verdict", "speedup", "best candidate");
+        for (const auto& p : o.problems) {
+            std::pair<int, int> at{p.level, p.id};
+            std::string name = p.name.size() > 40 ? p.name.substr(0, 37) + "..." : p.name;
+            if (auto it = best.find(at); it != best.end()) {
+                const Verdict& v = *it->second;
+                std::string speedup =
+                    v.speedup ? fmt::format("{:.2f}x", *v.speedup) : std::string("n/a");
+                out << fmt::format("{:<5} {:<40} {:<9} {:<14} {:>9}  {}\n", p.level, name,
+                                   count[at], std::string(to_string(v.status)), speedup,
+                                   std::filesystem::path(v.candidate.path).filename().string());
+            } else {
+                auto m = missing.find(at);
+                out << fmt::format("{:<5} {:<40} {:<9} {:<14} {:>9}  {}\n", p.level, name, 0,
+                                   m != missing.end() ? "no candidate" : "not evaluated", "n/a",
+                                   m != missing.end() ? m->second->why : std::string());
+            }
+        }
+    }
+    // Timings whose interval stayed wide.
+    std::vector<std::string> unconverged;
+    for (const auto& v : o.verdicts) {
+        bool c = (!v.timing || v.timing->converged) && (!v.baseline || v.baseline->converged);
+        if (v.status == Status::correct && v.timing && !c) unconverged.push_back(describe_item(v));
+    }
+    if (!unconverged.empty()) {
+        out << fmt::format(
+            "warning: {} timing(s) did not converge (the median's 95% interval stayed wider "
+            "than {} of it before the sample or time cap); their speedups are less certain "
+            "(--max-seconds / --max-samples raise the caps):\n",
+            unconverged.size(), percent(o.target_rel_halfwidth));
+        for (std::size_t i = 0; i < unconverged.size() && i < 10; ++i)
+            out << "  " << unconverged[i] << "\n";
+        if (unconverged.size() > 10)
+            out << fmt::format("  ... and {} more (verdicts.jsonl: timing.converged)\n",
+                               unconverged.size() - 10);
+    }
+    if (!o.files.empty()) {
+        out << "files:\n";
+        for (const auto& [what, path] : o.files) out << "  " << path << "  (" << what << ")\n";
+    }
+    if (o.signal && !o.resume.empty()) out << "to resume: " << o.resume << "\n";
+    out << std::flush;
 }
 
 }  // namespace kbench::report

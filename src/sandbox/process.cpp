@@ -20,6 +20,7 @@
 #include <functional>
 #include <future>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "core/error.hpp"
@@ -149,9 +150,30 @@ pid_t fork_and_exec(const SpawnSpec& spec) {
 
 }  // namespace
 
+namespace {
+
+// Every child not yet reaped, for kill_every_child.
+std::mutex children_mutex;
+std::set<pid_t> children;
+
+void forget_child(pid_t pid) {
+    std::lock_guard<std::mutex> guard(children_mutex);
+    children.erase(pid);
+}
+
+}  // namespace
+
 pid_t spawn_process(const SpawnSpec& spec) {
     if (spec.argv.empty()) throw InfraError("spawn_process: empty argv");
-    return Launcher::instance().run([&spec] { return fork_and_exec(spec); });
+    pid_t pid = Launcher::instance().run([&spec] { return fork_and_exec(spec); });
+    std::lock_guard<std::mutex> guard(children_mutex);
+    children.insert(pid);
+    return pid;
+}
+
+void kill_every_child() {
+    std::lock_guard<std::mutex> guard(children_mutex);
+    for (pid_t pid : children) kill_process_tree(pid);
 }
 
 ExitStatus wait_process(pid_t pid) {
@@ -160,6 +182,7 @@ ExitStatus wait_process(pid_t pid) {
     while (::waitpid(pid, &status, 0) < 0) {
         if (errno != EINTR) return ExitStatus{true, -1, 0};
     }
+    forget_child(pid);
     return ExitStatus::from_wait_status(status);
 }
 
@@ -169,6 +192,7 @@ std::optional<ExitStatus> try_wait_process(pid_t pid) {
     pid_t r = ::waitpid(pid, &status, WNOHANG);
     if (r == 0) return std::nullopt;
     if (r < 0) return ExitStatus{true, -1, 0};
+    forget_child(pid);
     return ExitStatus::from_wait_status(status);
 }
 

@@ -51,6 +51,10 @@ CommandOutput run_to_completion(const std::vector<std::string>& argv, double tim
 // SIGKILL to the process and to its process group.
 void kill_process_tree(pid_t pid);
 
+// kill_process_tree for every process spawn_process started and no wait has reaped (kbench
+// interrupted: its workers end with it).
+void kill_every_child();
+
 // A pair of connected stream sockets, both close-on-exec.
 std::pair<int, int> make_socket_pair();
 // A pipe {read, write}, both close-on-exec.

@@ -64,9 +64,12 @@ int BuilderPool::width() const {
 }
 
 std::string BuilderPool::key(const CandidateSpec& candidate) const {
+    // A build for the CPU refuses CUDA code (kbench_worker/extensions.py), one for a GPU
+    // compiles it: their records differ, so their keys do.
+    std::string target = options_.env.device_kind == "cpu" ? "\nfor the cpu" : "";
     std::lock_guard<std::mutex> guard(mutex_);
     return build::BuildCache::key(candidate.code, candidate.backend, options_.precision,
-                                  fingerprint_ + "\n" + architectures_);
+                                  fingerprint_ + "\n" + architectures_ + target);
 }
 
 std::map<std::string, std::string> BuilderPool::prepare_sandbox(const std::string& key,
@@ -182,7 +185,8 @@ build::BuildRecord BuilderPool::run_builder(const CandidateSpec& candidate, cons
                                               {"HOME", scratch.string()},
                                               {"TMPDIR", scratch.string()},
                                               {"USER", "kbench-sandbox"},
-                                              {"CUDA_VISIBLE_DEVICES", ""}};  // builds see no GPU
+                                              {"CUDA_VISIBLE_DEVICES", ""},  // builds see no GPU
+                                              {"KBENCH_BUILD_DEVICE", options_.env.device_kind}};
     {
         std::lock_guard<std::mutex> guard(mutex_);
         if (!architectures_.empty()) env["TORCH_CUDA_ARCH_LIST"] = architectures_;

@@ -5,14 +5,19 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/sha256.hpp"
+#include "sandbox/process.hpp"
 #include "schedule/devices.hpp"
 #include "schedule/evaluator.hpp"
+#include "schedule/interruption.hpp"
 #include "schedule/work_queue.hpp"
 
 namespace kbench::schedule {
 
 ProblemSpec problem_spec(const dataset::Problem& p) {
-    return {p.name, p.code, p.level, p.id};
+    // Level and id 0: a reference file whose name does not say them (kbench check).
+    return {p.name, p.code, p.level ? std::optional<int>(p.level) : std::nullopt,
+            p.id ? std::optional<int>(p.id) : std::nullopt};
 }
 
 CandidateSpec candidate_spec(const EvalItem& item) {
@@ -22,115 +27,145 @@ CandidateSpec candidate_spec(const EvalItem& item) {
     if (path.extension() != ".py")
         path = "level_" + std::to_string(c.level) + "_problem_" + std::to_string(c.problem_id) +
                "_sample_" + std::to_string(c.sample_id) + "_kernel.py";
-    return {path, c.code, item.backend, c.sample_id};
+    CandidateSpec spec{path, c.code, item.backend, c.sample_id};
+    if (item.unsampled) spec.sample_id.reset();
+    return spec;
 }
 
-EvalEngine::EvalEngine(EngineOptions options) : options_(std::move(options)) {}
+std::string item_key(const dataset::Problem& problem, const dataset::Candidate& candidate,
+                     Backend backend, const CheckConfig& config) {
+    return sha256_hex(problem.sha256 + "/" + candidate.sha256 + "/" + config.store_key() + "/" +
+                      std::string(to_string(backend)));
+}
 
-void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink,
-                     const StartHook& on_start) {
-    if (items.empty()) return;
+EvalEngine::EvalEngine(EngineOptions options) : options_(std::move(options)) {
     const bool cpu = options_.env.device_kind == "cpu";
-    std::vector<std::string> devices = cpu ? std::vector<std::string>{"cpu"} : options_.gpus;
+    devices_ = cpu ? std::vector<std::string>{"cpu"} : options_.gpus;
     std::vector<std::vector<int>> cores;  // each CPU judge's share, when there are several
     if (cpu && options_.cpu_judges > 1) {
         cores = split_cores(usable_cores(), options_.cpu_judges);
-        devices.clear();
+        devices_.clear();
         for (std::size_t j = 0; j < cores.size(); ++j)
-            devices.push_back("cpu:" + std::to_string(j));
+            devices_.push_back("cpu:" + std::to_string(j));
     }
-    if (devices.empty()) throw UsageError("no GPU to run on", "pass --gpus, or --device cpu");
+    if (devices_.empty()) throw UsageError("no GPU to run on", "pass --gpus, or --device cpu");
 
     // The builder pool and one evaluator a device start together: each imports torch.
-    BuilderPool builds(options_.builds);
-    std::vector<std::unique_ptr<Evaluator>> evaluators(devices.size());
-    std::vector<std::string> failures(devices.size());
+    builds_ = std::make_unique<BuilderPool>(options_.builds);
+    evaluators_.resize(devices_.size());
+    failures_.resize(devices_.size());
     std::vector<std::thread> starts;
-    for (std::size_t d = 0; d < devices.size(); ++d)
+    for (std::size_t d = 0; d < devices_.size(); ++d)
         starts.emplace_back([&, d] {
             EvaluatorOptions e;
             e.config = options_.config;
             // Verdicts name the physical GPU that produced them (the workers see it as cuda:0),
             // or the CPU judge.
-            e.config.device = cpu ? devices[d] : "cuda:" + devices[d];
+            e.config.device = cpu ? devices_[d] : "cuda:" + devices_[d];
             e.env = options_.env;
             e.policy = options_.policy;
             if (!cores.empty()) e.env.cpu_cores = cores[d];
-            if (!cpu) e.env.visible_gpu = devices[d];
-            e.env.log_dir = options_.env.log_dir / ("device-" + devices[d]);
-            e.scratch_dir = options_.scratch_dir / ("device-" + devices[d]);
+            if (!cpu) e.env.visible_gpu = devices_[d];
+            e.env.log_dir = options_.env.log_dir / ("device-" + devices_[d]);
+            e.scratch_dir = options_.scratch_dir / ("device-" + devices_[d]);
             e.log = options_.log;
             e.verbose = options_.verbose;
             e.reference_failures_are_verdicts = true;
             e.gpu_peaks = options_.gpu_peaks;
             try {
-                evaluators[d] = std::make_unique<Evaluator>(e, builds);
+                evaluators_[d] = std::make_unique<Evaluator>(e, *builds_);
             } catch (const std::exception& error) {
-                failures[d] = error.what();
+                failures_[d] = error.what();
             }
         });
     for (auto& t : starts) t.join();
-    builds.wait_ready();
+    builds_->wait_ready();
 
     std::vector<std::string> capabilities;
     std::size_t working = 0;
-    for (std::size_t d = 0; d < devices.size(); ++d) {
-        if (!evaluators[d]) {
+    for (std::size_t d = 0; d < devices_.size(); ++d) {
+        if (!evaluators_[d]) {
             if (options_.log)
-                options_.log("device " + devices[d] + " is not usable: " + failures[d]);
+                options_.log("device " + devices_[d] + " is not usable: " + failures_[d]);
             continue;
         }
         ++working;
-        capabilities.push_back(evaluators[d]->device_info().value("capability", std::string()));
+        capabilities.push_back(evaluators_[d]->device_info().value("capability", std::string()));
     }
-    if (working == 0) throw InfraError("no device could start a judge: " + failures.front());
-    builds.set_cuda_architectures(capabilities);
+    if (working == 0) throw InfraError("no device could start a judge: " + failures_.front());
+    builds_->set_cuda_architectures(capabilities);
+}
 
+EvalEngine::~EvalEngine() {
+    evaluators_.clear();  // before the builder pool they refer to
+}
+
+void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink,
+                     const StartHook& on_start) {
+    if (items.empty() || InterruptGuard::interrupted()) return;
+    const bool cpu = options_.env.device_kind == "cpu";
     std::vector<CandidateSpec> specs;
     for (const auto& item : items) specs.push_back(candidate_spec(item));
     // On a CPU, builds would disturb timings: finish them first. On GPUs, build while evaluating.
     std::thread prebuild;
     if (cpu)
-        builds.prebuild(specs);
+        builds_->prebuild(specs);
     else
-        prebuild = std::thread([&] { builds.prebuild(specs); });
+        prebuild = std::thread([&] { builds_->prebuild(specs); });
 
     std::vector<std::string> problems;
     for (const auto& item : items) problems.push_back(item.problem.sha256);
-    WorkQueue queue(std::move(problems), devices.size());
+    WorkQueue queue(std::move(problems), devices_.size());
     std::mutex sink_mutex;
     std::vector<std::thread> workers;
-    for (std::size_t d = 0; d < devices.size(); ++d) {
-        if (!evaluators[d]) continue;
+    for (std::size_t d = 0; d < devices_.size(); ++d) {
+        if (!evaluators_[d]) continue;
         workers.emplace_back([&, d] {
-            while (auto index = queue.next(d)) {
+            while (!InterruptGuard::interrupted()) {
+                auto index = queue.next(d);
+                if (!index) return;
                 const EvalItem& item = items[*index];
                 if (on_start) {
                     std::lock_guard<std::mutex> guard(sink_mutex);
                     on_start(item);
                 }
                 Verdict verdict;
+                double began_s = InterruptGuard::now_s();
                 try {
-                    verdict = evaluators[d]->evaluate(problem_spec(item.problem), specs[*index]);
+                    verdict = evaluators_[d]->evaluate(problem_spec(item.problem), specs[*index]);
                 } catch (const InfraError& e) {
+                    if (InterruptGuard::interrupted()) return;
                     // This device is lost; another may finish its work.
                     queue.give_back(d, *index);
-                    if (options_.log) options_.log("device " + devices[d] + " stops: " + e.what());
-                    failures[d] = e.what();
-                    evaluators[d].reset();
+                    if (options_.log) options_.log("device " + devices_[d] + " stops: " + e.what());
+                    failures_[d] = e.what();
+                    evaluators_[d].reset();
                     return;
                 }
+                if (InterruptGuard::interrupted()) return;  // its workers were killed under it
+                // A signal to kbench itself from this device's sandboxes: the candidate's attack.
+                auto hostile = InterruptGuard::take_hostile(evaluators_[d]->worker_pids(), began_s);
+                if (!hostile.empty()) {
+                    std::string what = "the candidate's processes sent " +
+                                       sandbox::describe_signal(hostile.front().signal) +
+                                       " to kbench itself (pid " +
+                                       std::to_string(hostile.front().sender) + ")";
+                    verdict.integrity.push_back({"signalled_kbench", "reject", what});
+                    verdict.status = Status::rejected;
+                    verdict.reason = what;
+                }
                 std::lock_guard<std::mutex> guard(sink_mutex);
-                sink(item, verdict, devices[d]);
+                sink(item, verdict, devices_[d]);
             }
         });
     }
     for (auto& t : workers) t.join();
     if (prebuild.joinable()) prebuild.join();
+    if (InterruptGuard::interrupted()) return;
     bool all_lost = true;
-    for (const auto& e : evaluators) all_lost = all_lost && !e;
+    for (const auto& e : evaluators_) all_lost = all_lost && !e;
     if (all_lost)
-        throw InfraError("every device stopped before the run finished: " + failures.front(),
+        throw InfraError("every device stopped before the run finished: " + failures_.front(),
                          "check the devices (nvidia-smi) and run the same command again: "
                          "finished verdicts are kept");
 }

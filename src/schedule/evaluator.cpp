@@ -11,6 +11,7 @@
 #include "integrity/rules.hpp"
 #include "integrity/static_review.hpp"
 #include "protocol/judge_messages.hpp"
+#include "schedule/interruption.hpp"
 #include "schedule/judge_client.hpp"
 #include "schedule/phases.hpp"
 #include "schedule/text.hpp"
@@ -89,6 +90,13 @@ WorkerProcess& Evaluator::running(std::unique_ptr<WorkerProcess>& worker, const 
     return *worker;
 }
 
+std::vector<pid_t> Evaluator::worker_pids() const {
+    std::vector<pid_t> pids;
+    for (const auto* worker : {judge_.get(), zygote_.get()})
+        if (worker) pids.push_back(worker->pid());
+    return pids;
+}
+
 WorkerProcess& Evaluator::judge() {
     return running(judge_, "judge");
 }
@@ -107,16 +115,11 @@ Verdict make_verdict(const CheckConfig& c, const ProblemSpec& problem,
     v.problem = {problem.level, problem.id, problem.name, sha256_hex(problem.code)};
     v.candidate = {candidate.path.string(), sha256_hex(candidate.code),
                    std::string(to_string(candidate.backend)), candidate.sample_id};
-    v.config = {{"mode", std::string(to_string(c.mode))},
-                {"precision", std::string(to_string(c.precision))},
-                {"tf32", c.tf32},
-                {"trials", c.trials},
-                {"seed", c.seed},
-                {"device", c.device},
-                {"device_name", device_name},
-                {"atol", c.atol()},
-                {"rtol", c.rtol()},
-                {"policy", integrity::RulePolicy::of(c).to_json()}};
+    v.config = c.to_json();
+    v.config["device_name"] = device_name;
+    v.config["atol"] = c.atol();
+    v.config["rtol"] = c.rtol();
+    v.config["policy"] = integrity::RulePolicy::of(c).to_json();
     v.correctness.trials = c.trials;
     return v;
 }
@@ -150,6 +153,8 @@ Verdict Evaluator::evaluate(const ProblemSpec& problem, const CandidateSpec& can
         } catch (const UsageError&) {
             throw;
         } catch (const InfraError& e) {
+            // kbench is being interrupted and killed its workers: nothing to retry.
+            if (InterruptGuard::interrupted()) throw;
             failure = e.what();
             note("harness failure (attempt " + std::to_string(attempt + 1) +
                  "): " + (options_.verbose ? failure : last_line(failure)));
@@ -248,18 +253,21 @@ Verdict Evaluator::evaluate_once(const ProblemSpec& problem, const CandidateSpec
     // precision flags even when the candidate does not build.
     prepare(problem);
     Verdict v = blank_verdict(problem, candidate);
-    v.problem_health = integrity::HealthStore::in_cache().load(v.problem.sha256,
-                                                               options_.config.precision);
+    v.problem_health =
+        integrity::HealthStore::in_cache().load(v.problem.sha256, options_.config.precision);
     auto start = Clock::now();
     struct Done {
         Evaluator& self;
         Verdict& v;
+        std::string name;
         Clock::time_point start;
         ~Done() {
-            self.note("  " + std::string(to_string(v.status)) + " after " +
-                      seconds_text(seconds_since(start)));
+            self.detail("  " + name + ": " + std::string(to_string(v.status)) + " after " +
+                        seconds_text(seconds_since(start)));
         }
-    } done{*this, v, start};
+    } done{*this, v, candidate.path.filename().string(), start};
+    detail("evaluating " + candidate.path.filename().string() + " for " + problem.name + " on " +
+           options_.config.device);
     // The static rules first: a candidate they reject is never built.
     const integrity::StaticReport& report = builds_.review(candidate);
     v.phases_s["review"] = report.seconds;
@@ -303,7 +311,8 @@ void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& cand
     for (const auto& entry : fs::recursive_directory_iterator(scratch / "prebuilt", missing))
         if (entry.is_regular_file() && entry.path().extension() == ".so")
             modules.push_back(entry.path());
-    integrity::KernelOrigins origins = integrity::KernelOrigins::of(builds_.review(candidate), modules);
+    integrity::KernelOrigins origins =
+        integrity::KernelOrigins::of(builds_.review(candidate), modules);
     options_.policy.hand_over(scratch, options_.scratch_dir);
     SandboxProcess sandbox(zygote(), {"sandbox", options_.env.device_kind, scratch, env,
                                       options_.policy.lockdown(scratch)});

@@ -8,9 +8,9 @@
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/verdict.hpp"
+#include "protocol/judge_messages.hpp"
 #include "schedule/builder_pool.hpp"
 #include "schedule/sandbox_policy.hpp"
-#include "protocol/judge_messages.hpp"
 #include "schedule/sandbox_process.hpp"
 #include "schedule/worker_process.hpp"
 
@@ -37,7 +37,7 @@ struct EvaluatorOptions {
     std::function<void(const std::string&)> log;   // progress lines; may be empty
     bool verbose = false;                          // a line per phase, too
     bool reference_failures_are_verdicts = false;  // else ReferenceError propagates
-    std::optional<fs::path> gpu_peaks;              // the user's GPU table, ahead of kbench's
+    std::optional<fs::path> gpu_peaks;             // the user's GPU table, ahead of kbench's
 };
 
 // A verdict with the problem, candidate and configuration filled in and nothing decided yet.
@@ -63,6 +63,8 @@ class Evaluator {
     protocol::Audited audit(const ProblemSpec& problem, int trials);
 
     const json& device_info() const { return device_info_; }
+    // The judge's and the zygote's process ids (the roots of every sandbox's ancestry).
+    std::vector<pid_t> worker_pids() const;
     std::string device_name() const;
 
   private:

@@ -11,14 +11,6 @@ std::string seconds_text(double seconds) {
     return text;
 }
 
-std::string last_line(const std::string& text) {
-    std::size_t end = text.find_last_not_of(" \n\r\t");
-    if (end == std::string::npos) return {};
-    std::size_t start = text.rfind('\n', end);
-    start = start == std::string::npos ? 0 : start + 1;
-    return text.substr(start, end - start + 1);
-}
-
 std::string capped(const std::string& text, std::size_t limit) {
     if (text.size() <= limit) return text;
     return text.substr(0, limit / 2) + "\n[... " + std::to_string(text.size() - limit) +

@@ -1,5 +1,6 @@
 #include "score/fast_p.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -7,8 +8,13 @@
 namespace kbench::score {
 
 Score score_verdicts(const std::vector<Verdict>& verdicts, const std::vector<double>& thresholds,
-                     bool exclude_flagged) {
+                     bool exclude_flagged, std::size_t without_candidate) {
     Score score;
+    score.without_candidate = without_candidate;
+    score.timed =
+        verdicts.empty() || std::any_of(verdicts.begin(), verdicts.end(), [](const Verdict& v) {
+            return !v.config.is_object() || v.config.value("measure", true) || v.timing.has_value();
+        });
     score.flagged_left_out = exclude_flagged;
     std::set<std::string> flagged;
     for (const auto& v : verdicts)
@@ -31,7 +37,7 @@ Score score_verdicts(const std::vector<Verdict>& verdicts, const std::vector<dou
         b.correct = true;
         if (v.speedup) b.speedup = std::max(b.speedup, *v.speedup);
     }
-    score.problems = best.size();
+    score.problems = best.size() + without_candidate;
     double log_sum = 0;
     for (const auto& [key, b] : best)
         if (b.correct && b.speedup > 0) {
@@ -54,8 +60,17 @@ std::string format_score(const Score& s) {
     char line[160];
     std::snprintf(line, sizeof(line), "%zu problems, %zu candidates\n", s.problems, s.candidates);
     out += line;
+    if (s.without_candidate > 0) {
+        std::snprintf(line, sizeof(line),
+                      "  %zu problem(s) with no usable candidate count as failures\n",
+                      s.without_candidate);
+        out += line;
+    }
     for (const auto& [p, share] : s.fast_p) {
-        std::snprintf(line, sizeof(line), "  fast_%-4g %6.1f%%\n", p, 100 * share);
+        if (p > 0 && !s.timed)
+            std::snprintf(line, sizeof(line), "  fast_%-4g    n/a (not timed: --no-timing)\n", p);
+        else
+            std::snprintf(line, sizeof(line), "  fast_%-4g %6.1f%%\n", p, 100 * share);
         out += line;
     }
     if (s.timed_problems > 0) {

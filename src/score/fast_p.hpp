@@ -17,15 +17,19 @@ struct Score {
     std::map<double, double> fast_p;  // p -> share of problems
     double geomean_speedup = 0;       // over problems with a correct, timed candidate; 0 if none
     std::size_t timed_problems = 0;
-    std::size_t flagged_problems = 0;  // problems whose verdicts carry the audit's flags
-    bool flagged_left_out = false;     // and those are not in the shares above
+    std::size_t flagged_problems = 0;   // problems whose verdicts carry the audit's flags
+    bool flagged_left_out = false;      // and those are not in the shares above
+    std::size_t without_candidate = 0;  // selected problems with no usable candidate: failures
+    bool timed = true;                  // false: no verdict was timed (fast_p above 0 is n/a)
 };
 
 // exclude_flagged: problems the audit flagged (constant or all-zero-passing outputs, a
 // nondeterministic reference) are left out of every share, and the score says how many.
+// without_candidate: selected problems no verdict speaks for (no usable candidate); each
+// counts in every share's denominator as a failure.
 Score score_verdicts(const std::vector<Verdict>& verdicts,
                      const std::vector<double>& thresholds = {0.0, 1.0, 1.5, 2.0},
-                     bool exclude_flagged = false);
+                     bool exclude_flagged = false, std::size_t without_candidate = 0);
 
 std::string format_score(const Score& score);
 

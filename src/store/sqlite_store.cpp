@@ -57,6 +57,22 @@ class SqliteStore final : public VerdictStore {
         sqlite3_busy_timeout(db_, 30000);
         exec("PRAGMA journal_mode=WAL");
         exec("PRAGMA synchronous=NORMAL");
+        int version = user_version();
+        bool has_tables = table_exists("verdicts");
+        if (version == 0 && has_tables) version = 1;  // written before stores had versions
+        if (has_tables && version != kStoreVersion) {
+            std::string error =
+                "the verdict database " + path.string() + " has store version " +
+                std::to_string(version) + ", and this kbench reads version " +
+                std::to_string(kStoreVersion) +
+                (version < kStoreVersion ? " (its keys leave out settings that decide verdicts, "
+                                           "such as the phase limits)"
+                                         : " (it was written by a newer kbench)");
+            sqlite3_close(db_);
+            db_ = nullptr;
+            throw UsageError(error, "use another --run name (or --db), or delete " + path.string() +
+                                        " to evaluate that run again");
+        }
         exec(
             "CREATE TABLE IF NOT EXISTS verdicts ("
             " key TEXT PRIMARY KEY,"
@@ -67,6 +83,8 @@ class SqliteStore final : public VerdictStore {
             "CREATE TABLE IF NOT EXISTS attempts ("
             " key TEXT PRIMARY KEY, count INTEGER NOT NULL,"
             " last_started_at TEXT NOT NULL)");
+        exec("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)");
+        exec(("PRAGMA user_version = " + std::to_string(kStoreVersion)).c_str());
     }
     ~SqliteStore() override { sqlite3_close(db_); }
 
@@ -125,7 +143,44 @@ class SqliteStore final : public VerdictStore {
         return s.step() ? s.integer(0) : 0;
     }
 
+    void cancel_attempt(const std::string& key) override {
+        std::lock_guard<std::mutex> guard(mutex_);
+        Statement(db_, "UPDATE attempts SET count = count - 1 WHERE key = ? AND count > 0")
+            .bind(1, key)
+            .step();
+        Statement(db_, "DELETE FROM attempts WHERE key = ? AND count <= 0").bind(1, key).step();
+    }
+
+    std::optional<std::string> meta(const std::string& name) override {
+        std::lock_guard<std::mutex> guard(mutex_);
+        Statement s(db_, "SELECT value FROM meta WHERE name = ?");
+        s.bind(1, name);
+        if (!s.step()) return std::nullopt;
+        return s.text(0);
+    }
+
+    void set_meta(const std::string& name, const std::string& value) override {
+        std::lock_guard<std::mutex> guard(mutex_);
+        Statement(db_,
+                  "INSERT INTO meta (name, value) VALUES (?, ?)"
+                  " ON CONFLICT(name) DO UPDATE SET value = excluded.value")
+            .bind(1, name)
+            .bind(2, value)
+            .step();
+    }
+
   private:
+    int user_version() {
+        Statement s(db_, "PRAGMA user_version");
+        return s.step() ? s.integer(0) : 0;
+    }
+
+    bool table_exists(const char* name) {
+        Statement s(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+        s.bind(1, std::string(name));
+        return s.step();
+    }
+
     void exec(const char* sql) {
         char* error = nullptr;
         if (sqlite3_exec(db_, sql, nullptr, nullptr, &error) != SQLITE_OK) {

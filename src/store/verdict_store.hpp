@@ -36,7 +36,16 @@ class VerdictStore {
     // A key with attempts and no verdict was being evaluated when its run stopped.
     virtual int begin_attempt(const std::string& key) = 0;
     virtual int attempts(const std::string& key) = 0;
+    // Takes back a begun attempt: kbench was interrupted (a signal), not stopped by the candidate.
+    virtual void cancel_attempt(const std::string& key) = 0;
+    // The run's own records (its configuration), by name.
+    virtual std::optional<std::string> meta(const std::string& name) = 0;
+    virtual void set_meta(const std::string& name, const std::string& value) = 0;
 };
+
+// The layout and key rules this kbench writes; a database of another version is refused with a
+// message that says what to do, never misread.
+constexpr int kStoreVersion = 2;
 
 // SQLite in WAL mode: one file, safe for several threads of one process.
 std::unique_ptr<VerdictStore> open_sqlite_store(const fs::path& path);

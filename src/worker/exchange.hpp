@@ -150,8 +150,11 @@ class Exchange {
         bool own = f.kind == protocol::FaultKind::candidate_load ||
                    f.kind == protocol::FaultKind::candidate_build ||
                    f.kind == protocol::FaultKind::candidate_raised;
+        // The sandbox's one word on where: a load that failed at import (KernelBench counts it
+        // as not compiled; a forged word changes nothing but that).
+        bool at_import = f.kind == protocol::FaultKind::candidate_load && f.where == "import";
         throw protocol::FaultError(own ? f.kind : protocol::FaultKind::candidate_raised, f.message,
-                                   "", where_);
+                                   "", at_import && where_.empty() ? "import" : where_);
     }
     void ensure_outputs(Position& pos, const std::vector<OutputShape>& shapes,
                         protocol::CallBatch& batch, std::vector<int>& fds);

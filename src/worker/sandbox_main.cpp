@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <optional>
@@ -193,9 +194,20 @@ class Harness {
                 kernel_activity::mark(kernel_activity::Window::load, began, kernel_activity::now());
             }
         } mark_load{began};
-        py::module_ candidate = import_candidate(l.candidate_file);
+        // Failures at import are "import" failures (KernelBench: not compiled); a build that
+        // fails at import is a build failure.
+        py::module_ candidate;
+        try {
+            candidate = import_candidate(l.candidate_file);
+        } catch (const py::error_already_set& e) {
+            std::string text = describe_python_error(e);
+            if (text.find("Error building extension") != std::string::npos)
+                throw FaultError(FaultKind::candidate_build, text);
+            throw FaultError(FaultKind::candidate_load, text, "", "import");
+        }
         if (!py::hasattr(candidate, "ModelNew"))
-            throw FaultError(FaultKind::candidate_load, "the candidate defines no ModelNew");
+            throw FaultError(FaultKind::candidate_load, "the candidate defines no ModelNew", "",
+                             "import");
         model_ = construct_from_init(candidate.attr("ModelNew"), py::list(init), l.seed,
                                      device().torch_device(), dtype_);
         if (!PyCallable_Check(model_.ptr()))
@@ -258,7 +270,8 @@ class Harness {
                     o.copied = true;
                     // What the judge must read back: a change after this is work done after
                     // the call returned.
-                    if (target.device().is_cpu() && target.is_contiguous()) o.digest = digest(target);
+                    if (target.device().is_cpu() && target.is_contiguous())
+                        o.digest = digest(target);
                 }
             }
             r.outputs.push_back(o);
@@ -344,7 +357,10 @@ int sandbox_main(int fd) {
 }
 
 int builder_main(int fd) {
-    py::module_::import("kbench_worker.extensions").attr("install")("");
+    // The kind of device the build is for (the builder itself never sees a GPU).
+    const char* device = std::getenv("KBENCH_BUILD_DEVICE");
+    py::module_ extensions = py::module_::import("kbench_worker.extensions");
+    extensions.attr("install")("", device ? device : "");
     sandbox::send_message(fd, protocol::BuilderHello{::getpid()}.to_json());
     auto message = sandbox::recv_message(fd);
     if (!message) return 0;
@@ -354,6 +370,13 @@ int builder_main(int fd) {
         import_candidate(request.candidate_file);
         reply.outcome = protocol::BuildOutcome::ok;
     } catch (const py::error_already_set& e) {
+        if (e.matches(extensions.attr("CudaOnCpu"))) {
+            // Its message is the whole story: no traceback.
+            reply.outcome = protocol::BuildOutcome::compile_error;
+            reply.log = py::str(e.value()).cast<std::string>();
+            sandbox::send_message(fd, protocol::reply_json(reply));
+            return 0;
+        }
         reply.log = describe_python_error(e);
         bool compile = e.matches(PyExc_SyntaxError) ||
                        reply.log.find("Error building extension") != std::string::npos;

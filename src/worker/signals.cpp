@@ -11,6 +11,7 @@
 #include <string>
 
 #include "protocol/fault.hpp"
+#include "sandbox/proc_parent.hpp"
 
 namespace kbench::worker {
 namespace {
@@ -26,31 +27,7 @@ std::atomic<std::size_t> written{0};
 std::size_t read_upto = 0;
 std::array<std::atomic<pid_t>, kRoots> watched{};
 
-// The parent of pid, read from /proc with system calls only (this runs in a signal handler).
-pid_t parent_of(pid_t pid) {
-    char path[48] = "/proc/";
-    std::size_t at = 6;
-    char digits[16];
-    int n = 0;
-    for (pid_t v = pid; v > 0 && n < 15; v /= 10) digits[n++] = char('0' + v % 10);
-    while (n > 0) path[at++] = digits[--n];
-    for (const char* tail = "/stat"; *tail;) path[at++] = *tail++;
-    path[at] = '\0';
-    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0;
-    char buf[512];
-    ssize_t got = ::read(fd, buf, sizeof buf - 1);
-    ::close(fd);
-    if (got <= 0) return 0;
-    buf[got] = '\0';
-    const char* close = nullptr;
-    for (ssize_t i = 0; i < got; ++i)
-        if (buf[i] == ')') close = buf + i;
-    if (!close || close + 4 >= buf + got) return 0;
-    pid_t parent = 0;
-    for (const char* p = close + 4; *p >= '0' && *p <= '9'; ++p) parent = parent * 10 + (*p - '0');
-    return parent;
-}
+using sandbox::parent_of;
 
 pid_t watched_ancestor(pid_t pid) {
     for (int depth = 0; depth < 256 && pid > 1; ++depth) {

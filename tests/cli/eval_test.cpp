@@ -94,7 +94,7 @@ TEST(Eval, KilledMidwayResumesWithoutRedoingOrDuplicating) {
     EXPECT_EQ(count_lines(run / "verdicts.jsonl"), 13u);
     std::size_t in_results = 0;
     for (int level : {1, 2, 3}) {
-        fs::path file = run / ("eval_results_level" + std::to_string(level) + ".json");
+        fs::path file = run / ("level" + std::to_string(level)) / "eval_results.json";
         ASSERT_TRUE(fs::exists(file)) << file;
         json results = json::parse(std::ifstream(file));
         for (const auto& [problem, samples] : results.items()) {
@@ -166,11 +166,12 @@ def get_init_inputs():
         << "\n"
         << json{{"level", 1}, {"problem_id", 1}, {"sample_id", 0}, {"code", candidate}}.dump()
         << "\n";
-    auto r = kbench::test::run_command(shell(
-        {KBENCH_BINARY, "eval", "--policy", "permissive", "--device", "cpu", "--python", KBENCH_TEST_PYTHON, "--dataset",
-         (dir / "problems.jsonl").string(), "--candidates", (dir / "candidates.jsonl").string(),
-         "--runs-dir", (dir / "runs").string(), "--no-timing", "--json", "-q"}));
-    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto r = kbench::test::run_command(
+        shell({KBENCH_BINARY, "eval", "--policy", "permissive", "--device", "cpu", "--python",
+               KBENCH_TEST_PYTHON, "--dataset", (dir / "problems.jsonl").string(), "--candidates",
+               (dir / "candidates.jsonl").string(), "--runs-dir", (dir / "runs").string(),
+               "--no-timing", "--json", "-q"}));
+    ASSERT_EQ(r.exit_code, 2) << r.err;  // a reference failed: the harness's side, not a verdict
     std::map<int, json> by_level;
     std::istringstream lines(r.out);
     for (std::string line; std::getline(lines, line);)
@@ -236,17 +237,18 @@ class ModelNew(torch.nn.Module):
                 {"code", std::string(honest) + "# another sample\n"}}
                .dump()
         << "\n";
-    std::string command = "KBENCH_SANDBOX_DISABLE=pid_namespace,landlock " +
-                          shell({KBENCH_BINARY, "eval", "--policy", "permissive", "--device", "cpu", "--python",
-                                 KBENCH_TEST_PYTHON, "--dataset", (dir / "problems.jsonl").string(),
-                                 "--candidates", (dir / "candidates.jsonl").string(), "--runs-dir",
-                                 (dir / "runs").string(), "--run", "poison", "--no-timing", "-q"});
+    std::string command =
+        "KBENCH_SANDBOX_DISABLE=pid_namespace,landlock " +
+        shell({KBENCH_BINARY, "eval", "--policy", "permissive", "--device", "cpu", "--python",
+               KBENCH_TEST_PYTHON, "--dataset", (dir / "problems.jsonl").string(), "--candidates",
+               (dir / "candidates.jsonl").string(), "--runs-dir", (dir / "runs").string(), "--run",
+               "poison", "--no-timing", "-q"});
     auto first = kbench::test::run_command(command);
     EXPECT_NE(first.exit_code, 0) << "the candidate was meant to kill this run";
     auto second = kbench::test::run_command(command);
     EXPECT_NE(second.exit_code, 0) << "the candidate, evaluated alone, was meant to kill this run";
     auto third = kbench::test::run_command(command);
-    ASSERT_EQ(third.exit_code, 0) << third.err;
+    ASSERT_EQ(third.exit_code, 1) << third.err;  // evaluated, one not correct (the crash)
 
     std::map<int, kbench::store::StoredVerdict> by_sample;
     for (auto& r : kbench::store::open_sqlite_store(dir / "runs" / "poison" / "kbench.db")->all())
@@ -308,11 +310,16 @@ TEST(Eval, CpuJudgesShareTheWorkEachOnItsOwnCores) {
     }
     problems.close();
     candidates.close();
-    auto r = kbench::test::run_command(
-        shell({KBENCH_BINARY, "eval", "--policy", "permissive", "--device", "cpu", "--cpu-judges", "2", "--python",
-               KBENCH_TEST_PYTHON, "--dataset", (dir / "problems.jsonl").string(), "--candidates",
-               (dir / "candidates.jsonl").string(), "--runs-dir", (dir / "runs").string(), "--run",
-               "judges", "--no-timing", "-q"}));
+    auto r = kbench::test::run_command(shell({KBENCH_BINARY,  "eval",
+                                              "--policy",     "permissive",
+                                              "--device",     "cpu",
+                                              "--cpu-judges", "2",
+                                              "--python",     KBENCH_TEST_PYTHON,
+                                              "--dataset",    (dir / "problems.jsonl").string(),
+                                              "--candidates", (dir / "candidates.jsonl").string(),
+                                              "--runs-dir",   (dir / "runs").string(),
+                                              "--run",        "judges",
+                                              "--no-timing",  "-q"}));
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
     EXPECT_NE(r.out.find("by device: cpu:0 "), std::string::npos) << r.out;
     std::map<std::string, int> by_judge;
@@ -326,11 +333,11 @@ TEST(Eval, CpuJudgesShareTheWorkEachOnItsOwnCores) {
     EXPECT_GT(by_judge["cpu:0"], 0);
     EXPECT_GT(by_judge["cpu:1"], 0);
 
-    auto too_many = kbench::test::run_command(
-        shell({KBENCH_BINARY, "eval", "--policy", "permissive", "--device", "cpu", "--cpu-judges", std::to_string(cores + 1),
-               "--python", KBENCH_TEST_PYTHON, "--dataset", (dir / "problems.jsonl").string(),
-               "--candidates", (dir / "candidates.jsonl").string(), "--runs-dir",
-               (dir / "runs").string(), "--run", "too-many", "-q"}));
+    auto too_many = kbench::test::run_command(shell(
+        {KBENCH_BINARY, "eval", "--policy", "permissive", "--device", "cpu", "--cpu-judges",
+         std::to_string(cores + 1), "--python", KBENCH_TEST_PYTHON, "--dataset",
+         (dir / "problems.jsonl").string(), "--candidates", (dir / "candidates.jsonl").string(),
+         "--runs-dir", (dir / "runs").string(), "--run", "too-many", "-q"}));
     EXPECT_NE(too_many.exit_code, 0);
     EXPECT_NE(too_many.err.find("CPU judges need as many cores"), std::string::npos)
         << too_many.err;

@@ -7,8 +7,8 @@
 # to $OUT (default bench/out) as results.tar.gz (the device tool brings back few files) and
 # summary.txt.
 #
-#   tests/gpu/run.sh [STEP ...]   steps: build unit fixtures relu19 suite audit bandwidth health
-#                                 agreement (default: all, in order)
+#   tests/gpu/run.sh [STEP ...]   steps: build unit fixtures relu19 suite interrupt audit bandwidth
+#                                 health agreement (default: all, in order)
 #
 # KBENCH_JSONL (default local/kernelbench.jsonl) is a copy of (part of) the KernelBench problem set.
 # KBENCH_FIXTURE_FILTER picks CUDA fixtures (default Cuda/*). audit: the TF32 audit of level 1
@@ -30,7 +30,7 @@ rm -rf "$OUT" && mkdir -p "$OUT" "$DEST"
 # Everything measured travels in one archive, also when a step fails.
 trap 'tar czf "$DEST/results.tar.gz" -C "$OUT" . ; grep -hE "wall_s|PASSED|FAILED|status|layer" "$OUT"/*.txt "$OUT"/*.log > "$DEST/summary.txt" 2>/dev/null' EXIT
 JSONL=${KBENCH_JSONL:-$ROOT/local/kernelbench.jsonl}
-STEPS=${*:-build unit fixtures relu19 suite audit bandwidth health agreement}
+STEPS=${*:-build unit fixtures relu19 suite interrupt audit bandwidth health agreement}
 want() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 PYTHON=${KBENCH_PYTHON:-$(command -v python3)}
 export KBENCH_CACHE=${KBENCH_CACHE:-$BUILD/cache}
@@ -169,6 +169,35 @@ want suite_cuda && suite cuda "$BUILD/kbench" "$BUILD/cache" cuda
 fi
 
 FULL=${KBENCH_FULL_JSONL:-$ROOT/local/kernelbench_full.jsonl}
+if want interrupt; then
+step "interruption on the GPU: the built-in CUDA suite, SIGINT during an evaluation, then resumed"
+run_dir=$BUILD/runs-interrupt/int
+rm -rf "$BUILD/runs-interrupt"
+"$BUILD/kbench" eval --candidates builtin:cuda --runs-dir "$BUILD/runs-interrupt" --run int \
+  > "$OUT/interrupt_1.txt" 2> "$OUT/interrupt_1.err" &
+pid=$!
+for _ in $(seq 1 600); do
+  n=$("$PYTHON" -c "import sqlite3,sys
+try: print(sqlite3.connect(sys.argv[1]).execute('select count(*) from attempts where count>0').fetchone()[0])
+except Exception: print(0)" "$run_dir/kbench.db" 2>/dev/null)
+  [ "${n:-0}" -gt 0 ] && break
+  sleep 0.2
+done
+sleep 2
+kill -INT $pid
+wait $pid
+echo "interrupt rc $? (want 130)" | tee -a "$OUT/times.txt"
+sleep 1
+echo "workers left: $(pgrep -f '[k]bench_worker' | wc -l)" | tee -a "$OUT/times.txt"
+"$PYTHON" -c "import sqlite3,sys
+d=sqlite3.connect(sys.argv[1]); print('verdicts', d.execute('select count(*) from verdicts').fetchone()[0], 'attempts left', d.execute('select coalesce(sum(count),0) from attempts').fetchone()[0])" "$run_dir/kbench.db" | tee -a "$OUT/times.txt"
+tail -5 "$OUT/interrupt_1.err"
+"$BUILD/kbench" eval --candidates builtin:cuda --runs-dir "$BUILD/runs-interrupt" --run int \
+  > "$OUT/interrupt_2.txt" 2> "$OUT/interrupt_2.err"
+echo "resumed rc $? (want 0)" | tee -a "$OUT/times.txt"
+head -12 "$OUT/interrupt_2.txt"
+fi
+
 if want audit; then
 step "audit: level 1 convolutions' references against float64, TF32 as PyTorch leaves it and off"
 if [ -f "$FULL" ]; then

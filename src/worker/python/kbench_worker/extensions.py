@@ -10,6 +10,9 @@ candidate is imported:
   copy kbench placed in the sandbox's own folder, without running the compiler or ninja again.
   The builder compiled it from the same candidate source, so the same call names the same
   module. Anything else is built as usual, inside the sandbox's own folder.
+- In a builder for a run on the CPU: a call that compiles CUDA code (load_inline's cuda_sources,
+  .cu files among load's sources) raises CudaOnCpu, which the builder reports as a compile error
+  that says so, rather than letting the build fail somewhere inside PyTorch for want of a GPU.
 """
 
 import functools
@@ -19,6 +22,25 @@ import os
 import sys
 
 _installed = False
+
+
+class CudaOnCpu(RuntimeError):
+    """The candidate compiles CUDA code, and the run's device is the CPU."""
+
+
+def _cuda_code(arguments):
+    """What of a load or load_inline call is CUDA code, for a message; "" when nothing is."""
+    if arguments.get("cuda_sources"):
+        return "cuda_sources in load_inline"
+    sources = arguments.get("sources")
+    if isinstance(sources, (str, os.PathLike)):
+        sources = [sources]
+    cuda_files = [os.path.basename(os.fspath(s)) for s in sources or ()
+                  if isinstance(s, (str, os.PathLike)) and
+                  os.fspath(s).endswith((".cu", ".cuh"))]
+    if cuda_files:
+        return "CUDA file " + cuda_files[0] + " in load"
+    return ""
 
 
 def _loaded_libstdcxx():
@@ -42,13 +64,19 @@ def _prebuilt_module(prebuilt, name):
     return module
 
 
-def _wrap(fn, libstdcxx, prebuilt):
+def _wrap(fn, libstdcxx, prebuilt, device):
     signature = inspect.signature(fn)
 
     @functools.wraps(fn)
     def build(*args, **kwargs):
         bound = signature.bind(*args, **kwargs)
         arguments = bound.arguments
+        if device == "cpu":
+            cuda = _cuda_code(arguments)
+            if cuda:
+                raise CudaOnCpu(
+                    f"the candidate builds CUDA code ({cuda}), but the device is the CPU: "
+                    "run it on a GPU with --device cuda")
         wants_module = arguments.get("is_python_module", True) and not arguments.get(
             "is_standalone", False)
         if wants_module and arguments.get("build_directory") is None:
@@ -65,8 +93,9 @@ def _wrap(fn, libstdcxx, prebuilt):
     return build
 
 
-def install(prebuilt=""):
-    """Wraps load and load_inline; prebuilt is the folder holding verified builds (a sandbox)."""
+def install(prebuilt="", device=""):
+    """Wraps load and load_inline; prebuilt is the folder holding verified builds (a sandbox),
+    device the kind of device a builder builds for ("cpu" refuses CUDA code)."""
     global _installed
     if _installed:
         return
@@ -76,5 +105,5 @@ def install(prebuilt=""):
     import torch.utils.cpp_extension as cpp_extension
 
     libstdcxx = _loaded_libstdcxx()
-    cpp_extension.load = _wrap(cpp_extension.load, libstdcxx, prebuilt)
-    cpp_extension.load_inline = _wrap(cpp_extension.load_inline, libstdcxx, prebuilt)
+    cpp_extension.load = _wrap(cpp_extension.load, libstdcxx, prebuilt, device)
+    cpp_extension.load_inline = _wrap(cpp_extension.load_inline, libstdcxx, prebuilt, device)
