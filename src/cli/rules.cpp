@@ -57,9 +57,9 @@ int review_files(const RulesOptions& o) {
     run.precision = o.precision;
     CheckConfig config = make_config(run, "cpu");
     integrity::RulePolicy policy = integrity::RulePolicy::of(config);
-    integrity::StaticReview review(build::find_python(o.python),
-                                   build::worker_package_dir() / "kbench_worker" /
-                                       "static_rules.py");
+    integrity::StaticReview review(
+        build::find_python(o.python),
+        build::worker_package_dir() / "kbench_worker" / "static_rules.py");
     bool rejected = false;
     for (const auto& file : o.files) {
         std::string code = read_file(file);
@@ -86,9 +86,9 @@ int review_files(const RulesOptions& o) {
         }
         std::cout << fmt::format("{}: {}\n", file,
                                  rejection ? "rejected (" + rejection->rule + ")"
-                                 : findings.empty() ? std::string("no findings")
-                                                    : std::to_string(findings.size()) +
-                                                          " warning(s)");
+                                 : findings.empty()
+                                     ? std::string("no findings")
+                                     : std::to_string(findings.size()) + " warning(s)");
         for (const Finding& f : findings)
             std::cout << fmt::format("  {:<6} {}: {}\n", f.severity, f.rule, f.detail);
     }
@@ -114,7 +114,8 @@ Command add_rules_command(CLI::App& app) {
     cmd->add_option("--precision", o->precision, "fp32, fp16 or bf16")->capture_default_str();
     cmd->add_option("--backend", o->backend, "cuda, triton or cpu; default: from the source")
         ->capture_default_str();
-    cmd->add_option("--python", o->python, "Python for the analyzer (default: $KBENCH_PYTHON, python3)");
+    cmd->add_option("--python", o->python,
+                    "Python for the analyzer (default: $KBENCH_PYTHON, python3)");
     cmd->add_flag("--json", o->json_output, "JSON: the rule table, or one object a file");
     return [o] { return o->files.empty() ? list_rules(*o) : review_files(*o); };
 }

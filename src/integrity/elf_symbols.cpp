@@ -36,14 +36,13 @@ std::set<std::string> elf_function_names(const fs::path& file) {
             bytes, header.e_shoff + std::uint64_t(section.sh_link) * header.e_shentsize, file);
         for (std::uint64_t s = 0; s < section.sh_size / section.sh_entsize; ++s) {
             auto symbol = at<Elf64_Sym>(bytes, section.sh_offset + s * section.sh_entsize, file);
-            if (ELF64_ST_TYPE(symbol.st_info) != STT_FUNC || symbol.st_shndx == SHN_UNDEF)
-                continue;
+            if (ELF64_ST_TYPE(symbol.st_info) != STT_FUNC || symbol.st_shndx == SHN_UNDEF) continue;
             std::uint64_t name = strings.sh_offset + symbol.st_name;
             if (symbol.st_name >= strings.sh_size || name >= bytes.size()) continue;
             const char* text = bytes.data() + name;
-            names.emplace(text, strnlen(text, std::min<std::uint64_t>(
-                                                  bytes.size() - name,
-                                                  strings.sh_size - symbol.st_name)));
+            names.emplace(text,
+                          strnlen(text, std::min<std::uint64_t>(bytes.size() - name,
+                                                                strings.sh_size - symbol.st_name)));
         }
     }
     return names;

@@ -84,10 +84,10 @@ Floor compute_floor(const json& work, const json& entry, Precision precision,
         return f;
     }
     if (!work.is_object() || !work.contains("bytes") || !work["bytes"].is_number()) {
-        f.why = work.is_object() && work.contains("flop_error")
-                    ? "the reference's work was not counted: " +
-                          work["flop_error"].get<std::string>()
-                    : "the reference's work was not counted";
+        f.why =
+            work.is_object() && work.contains("flop_error")
+                ? "the reference's work was not counted: " + work["flop_error"].get<std::string>()
+                : "the reference's work was not counted";
         return f;
     }
     f.gpu = entry.value("name", std::string("?"));
@@ -100,9 +100,15 @@ Floor compute_floor(const json& work, const json& entry, Precision precision,
     // use TF32 tensor cores where allowed, and the FLOP floor is reported, never enforced.
     std::vector<std::string> kinds;
     switch (precision) {
-        case Precision::fp32: kinds = {"fp32", "tf32"}; break;
-        case Precision::fp16: kinds = {"fp16"}; break;
-        case Precision::bf16: kinds = {"bf16"}; break;
+        case Precision::fp32:
+            kinds = {"fp32", "tf32"};
+            break;
+        case Precision::fp16:
+            kinds = {"fp16"};
+            break;
+        case Precision::bf16:
+            kinds = {"bf16"};
+            break;
     }
     for (const auto& kind : kinds) {
         double rate = best_rate(entry.value(kind + "_tflops", json()));

@@ -53,7 +53,6 @@ struct Floor {
 // work: what the judge counted (flops, bytes, input_bytes, parameter_bytes, output_bytes);
 // entry: the device's table entry (or null); constant_output: the problem's health says its
 // output does not depend on its inputs.
-Floor compute_floor(const json& work, const json& entry, Precision precision,
-                    bool constant_output);
+Floor compute_floor(const json& work, const json& entry, Precision precision, bool constant_output);
 
 }  // namespace kbench::integrity

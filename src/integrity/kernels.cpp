@@ -15,8 +15,9 @@ namespace {
 // Namespaces whose kernels are libraries' even when a candidate's source names a kernel alike.
 const std::set<std::string>& library_namespaces() {
     static const std::set<std::string> names = {
-        "at", "c10", "cub", "thrust", "cutlass", "cute", "cublas", "cublasLt", "cudnn", "flash",
-        "torch", "caffe2", "std", "cuda", "nvte", "transformer_engine", "xformers"};
+        "at",      "c10",   "cub",   "thrust", "cutlass", "cute", "cublas", "cublasLt",
+        "cudnn",   "flash", "torch", "caffe2", "std",     "cuda", "nvte",   "transformer_engine",
+        "xformers"};
     return names;
 }
 
@@ -34,14 +35,18 @@ std::vector<std::string> qualified_name(const std::string& demangled) {
     std::string text;
     int depth = 0;
     for (char c : demangled) {
-        if (c == '<') ++depth;
-        else if (c == '>') depth = std::max(0, depth - 1);
-        else if (depth == 0 && c == '(') break;
-        else if (depth == 0) text += c;
+        if (c == '<')
+            ++depth;
+        else if (c == '>')
+            depth = std::max(0, depth - 1);
+        else if (depth == 0 && c == '(')
+            break;
+        else if (depth == 0)
+            text += c;
     }
     // The return type of a template function comes first, separated by a space.
-    if (auto space = text.rfind(' '); space != std::string::npos &&
-                                      text.find("(anonymous namespace)") == std::string::npos)
+    if (auto space = text.rfind(' ');
+        space != std::string::npos && text.find("(anonymous namespace)") == std::string::npos)
         text = text.substr(space + 1);
     std::vector<std::string> parts;
     std::size_t start = 0;
@@ -192,21 +197,21 @@ std::vector<Finding> KernelTable::findings(const RulePolicy& policy) const {
     }
     if (calls_ > 0 && candidate_ns_ == 0) {
         std::string what =
-            library > 0 ? fmt::format("{} library kernel(s) did the work, {} the longest", library,
-                                      biggest)
-                        : std::string("no kernel ran at all");
+            library > 0
+                ? fmt::format("{} library kernel(s) did the work, {} the longest", library, biggest)
+                : std::string("no kernel ran at all");
         out.push_back({"no_candidate_kernel", policy.severity("no_candidate_kernel"),
                        fmt::format("none of the candidate's own kernels ran in its {} model "
                                    "call(s): {}",
                                    calls_, what)});
     } else if (calls_ > 0 && library > 0 && candidate_share() < kDecoyShare) {
-        out.push_back({"decoy_kernel", policy.severity("decoy_kernel"),
-                       fmt::format("the candidate's own kernels took {:.2f}% of the kernel time "
-                                   "in its model calls ({:.1f} of {:.1f} us), under {:.0f}%; {} "
-                                   "library kernel(s) did the rest, {} the longest",
-                                   100 * candidate_share(), double(candidate_ns_) / 1e3,
-                                   double(call_kernel_ns_) / 1e3, 100 * kDecoyShare, library,
-                                   biggest)});
+        out.push_back(
+            {"decoy_kernel", policy.severity("decoy_kernel"),
+             fmt::format("the candidate's own kernels took {:.2f}% of the kernel time "
+                         "in its model calls ({:.1f} of {:.1f} us), under {:.0f}%; {} "
+                         "library kernel(s) did the rest, {} the longest",
+                         100 * candidate_share(), double(candidate_ns_) / 1e3,
+                         double(call_kernel_ns_) / 1e3, 100 * kDecoyShare, library, biggest)});
     }
     if (!outside_.empty()) {
         std::string names;
@@ -223,9 +228,9 @@ std::vector<Finding> KernelTable::findings(const RulePolicy& policy) const {
                                    double(ns) / 1e3, names)});
     }
     if (dropped_ > 0)
-        out.push_back({"kernel_records_dropped", "warn",
-                       fmt::format("{} kernel records were dropped; the table is partial",
-                                   dropped_)});
+        out.push_back(
+            {"kernel_records_dropped", "warn",
+             fmt::format("{} kernel records were dropped; the table is partial", dropped_)});
     return out;
 }
 

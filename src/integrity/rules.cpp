@@ -6,9 +6,12 @@ namespace kbench::integrity {
 
 std::string_view to_string(Policy policy) {
     switch (policy) {
-        case Policy::strict: return "strict";
-        case Policy::kernelbench: return "kernelbench";
-        case Policy::permissive: return "permissive";
+        case Policy::strict:
+            return "strict";
+        case Policy::kernelbench:
+            return "kernelbench";
+        case Policy::permissive:
+            return "permissive";
     }
     return "?";
 }
@@ -106,9 +109,12 @@ std::string RulePolicy::severity(std::string_view rule) const {
     const Rule* r = find_rule(rule);
     if (!r) return "reject";
     switch (policy) {
-        case Policy::strict: return std::string(r->strict);
-        case Policy::kernelbench: return std::string(r->kernelbench);
-        case Policy::permissive: return std::string(r->permissive);
+        case Policy::strict:
+            return std::string(r->strict);
+        case Policy::kernelbench:
+            return std::string(r->kernelbench);
+        case Policy::permissive:
+            return std::string(r->permissive);
     }
     return "reject";
 }

@@ -76,17 +76,17 @@ StaticReport StaticReview::run(const std::string& code, Backend backend,
     StaticReport report;
     if (!out.status.exited || out.status.code != 0) {
         // The candidate's source could not be read through: never a free pass.
-        report.seen.push_back({"unanalyzable", 0, "",
-                               "the static analyzer failed on this source (" +
-                                   out.status.describe() + ")"});
+        report.seen.push_back(
+            {"unanalyzable", 0, "",
+             "the static analyzer failed on this source (" + out.status.describe() + ")"});
         report.seconds = seconds;
         return report;
     }
     try {
         report = StaticReport::from_json(json::parse(out.out));
     } catch (const json::exception& e) {
-        throw InfraError(std::string("the static analyzer printed no report: ") + e.what() +
-                         "\n" + out.err);
+        throw InfraError(std::string("the static analyzer printed no report: ") + e.what() + "\n" +
+                         out.err);
     }
     report.seconds = seconds;
     return report;

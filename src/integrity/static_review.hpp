@@ -21,7 +21,8 @@ struct StaticReport {
         std::string reason;
     };
     std::vector<Seen> seen;
-    json kernels = json::object();  // {"cuda": [...], "triton": [...], "extension_functions": [...]}
+    json kernels =
+        json::object();  // {"cuda": [...], "triton": [...], "extension_functions": [...]}
     json markers = json::array();
     bool parsed = true;
     double seconds = 0;

@@ -176,14 +176,14 @@ struct AuditRequest {
 
 struct Audited {
     int trials = 0;
-    std::string arbiter;          // "float64", or "float32 (TF32 off)" for fp16 and bf16
-    std::string device;           // where the arbiter ran
-    double max_abs_diff = 0;      // the working-precision reference against the arbiter
+    std::string arbiter;      // "float64", or "float32 (TF32 off)" for fp16 and bf16
+    std::string device;       // where the arbiter ran
+    double max_abs_diff = 0;  // the working-precision reference against the arbiter
     double max_rel_diff = 0;
     std::uint64_t mismatched = 0;  // values beyond the tolerance
     std::uint64_t values = 0;
-    std::string worst;             // the first mismatching trial's description; empty if none
-    std::string skipped;           // why the reference could not run at the arbiter's precision
+    std::string worst;    // the first mismatching trial's description; empty if none
+    std::string skipped;  // why the reference could not run at the arbiter's precision
     double seconds = 0;
     // The reference over every public trial seed: {"seeds", "flags": [...], "constant_output",
     // "zero_passes", "nondeterministic", "max_abs_output", "spread", "repeat_diff",

@@ -139,9 +139,9 @@ json OutputReport::to_json() const {
 
 OutputReport OutputReport::from_json(const json& j) {
     Fields f(j, "output report");
-    return {f.flag("is_tensor"),        f.flag("plain"), f.text("type"),
-            f.integers("shape"),        f.text("dtype"), f.text("device"),
-            f.integer("aliases_input"), f.flag("copied"),  f.integer("digest")};
+    return {f.flag("is_tensor"),        f.flag("plain"),  f.text("type"),
+            f.integers("shape"),        f.text("dtype"),  f.text("device"),
+            f.integer("aliases_input"), f.flag("copied"), f.integer("digest")};
 }
 
 json CallResult::to_json() const {
@@ -177,8 +177,11 @@ ReportKernels ReportKernels::from_json(const json& j) {
 }
 
 json KernelRow::to_json() const {
-    return json{{"name", name},   {"stream", stream},     {"window", window},
-                {"count", count}, {"total_ns", total_ns}};
+    return json{{"name", name},
+                {"stream", stream},
+                {"window", window},
+                {"count", count},
+                {"total_ns", total_ns}};
 }
 
 KernelRow KernelRow::from_json(const json& j) {
@@ -187,8 +190,7 @@ KernelRow KernelRow::from_json(const json& j) {
             f.count("total_ns")};
 }
 
-std::string KernelsReported::disagreement(std::uint64_t judged_calls,
-                                          double judged_wall_us) const {
+std::string KernelsReported::disagreement(std::uint64_t judged_calls, double judged_wall_us) const {
     if (!collected) return "";
     if (calls != judged_calls)
         return "the kernel records count " + std::to_string(calls) +
@@ -209,7 +211,7 @@ json KernelsReported::to_json() const {
 
 KernelsReported KernelsReported::from_json(const json& j) {
     Fields f(j, "kernels reply");
-    return {f.flag("collected"), f.text("why"),    list_from<KernelRow>(f, "rows"),
+    return {f.flag("collected"), f.text("why"),      list_from<KernelRow>(f, "rows"),
             f.count("calls"),    f.count("call_ns"), f.count("dropped")};
 }
 

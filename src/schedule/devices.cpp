@@ -54,14 +54,17 @@ std::vector<int> usable_cores() {
 
 std::vector<std::vector<int>> split_cores(const std::vector<int>& cores, int shares) {
     if (shares < 1 || std::size_t(shares) > cores.size())
-        throw UsageError(std::to_string(shares) + " CPU judges need as many cores; this process may use " +
+        throw UsageError(std::to_string(shares) +
+                             " CPU judges need as many cores; this process may use " +
                              std::to_string(cores.size()),
                          "ask for at most " + std::to_string(cores.size()) + " judges");
     std::vector<std::vector<int>> out(static_cast<std::size_t>(shares));
-    std::size_t base = cores.size() / std::size_t(shares), extra = cores.size() % std::size_t(shares);
+    std::size_t base = cores.size() / std::size_t(shares),
+                extra = cores.size() % std::size_t(shares);
     std::size_t next = 0;
     for (std::size_t s = 0; s < out.size(); ++s)
-        for (std::size_t i = 0; i < base + (s < extra ? 1 : 0); ++i) out[s].push_back(cores[next++]);
+        for (std::size_t i = 0; i < base + (s < extra ? 1 : 0); ++i)
+            out[s].push_back(cores[next++]);
     return out;
 }
 

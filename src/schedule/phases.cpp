@@ -106,9 +106,9 @@ static PhaseOutcome kernel_rules(PhaseContext& c, const json& report, bool decid
     std::vector<Finding> findings = c.kernels.findings(c.rules);
     v.integrity.insert(v.integrity.end(), findings.begin(), findings.end());
     if (c.kernels.collected())
-        detail(c, fmt::format("  kernels: the candidate's own took {:.1f}% of {:.1f} us",
-                              100 * c.kernels.candidate_share(),
-                              double(c.kernels.call_ns()) / 1e3));
+        detail(c,
+               fmt::format("  kernels: the candidate's own took {:.1f}% of {:.1f} us",
+                           100 * c.kernels.candidate_share(), double(c.kernels.call_ns()) / 1e3));
     const Finding* rejection = decide ? integrity::first_rejection(findings) : nullptr;
     if (!rejection) return std::nullopt;
     c.sandbox.finish();
@@ -130,13 +130,13 @@ static PhaseOutcome floor_rule(PhaseContext& c, const json& work) {
     detail(c, fmt::format("  floor {:.2f} us ({}-bound on {}): {:.1f}% of the speed of light",
                           f.floor_us, f.bound, f.gpu, 100 * f.floor_us / std::max(mine, 1e-9)));
     if (mine >= f.reject_below_us) return Decision{Status::correct, ""};
-    Finding below{"below_floor", c.rules.severity("below_floor"),
-                  fmt::format("the {} time {:.3f} us is below {:.0f}% of the time the problem's "
-                              "memory traffic takes at {:.0f} GB/s ({:.0f} bytes: {:.3f} us) on "
-                              "{}",
-                              v.timing->statistic, mine, 100 * integrity::kFloorMargin,
-                              f.bandwidth_gbps, f.must_move_bytes,
-                              f.must_move_bytes / (f.bandwidth_gbps * 1e3), f.gpu)};
+    Finding below{
+        "below_floor", c.rules.severity("below_floor"),
+        fmt::format("the {} time {:.3f} us is below {:.0f}% of the time the problem's "
+                    "memory traffic takes at {:.0f} GB/s ({:.0f} bytes: {:.3f} us) on "
+                    "{}",
+                    v.timing->statistic, mine, 100 * integrity::kFloorMargin, f.bandwidth_gbps,
+                    f.must_move_bytes, f.must_move_bytes / (f.bandwidth_gbps * 1e3), f.gpu)};
     v.integrity.push_back(below);
     if (below.severity == "reject")
         return Decision{Status::rejected, "runtime rule below_floor: " + below.detail};
@@ -168,8 +168,7 @@ PhaseOutcome correctness_phase(PhaseContext& c) {
     c.verdict.correctness.max_abs_diff = r.max_abs_diff;
     c.verdict.correctness.max_rel_diff = r.max_rel_diff;
     c.verdict.correctness.arbitration = r.arbitration;
-    if (!r.arbitration.is_null())
-        detail(c, "  arbitration: " + r.arbitration.dump());
+    if (!r.arbitration.is_null()) detail(c, "  arbitration: " + r.arbitration.dump());
     detail(c, "  correctness: " + std::to_string(r.trials_passed) + "/" + std::to_string(r.trials) +
                   " trials passed");
     bool passed = r.trials_passed == r.trials;

@@ -109,11 +109,11 @@ class TimedCalls : public timing::RemoteCalls {
         // The claims were read with the reply; the judge compares its own copy of the outputs.
         std::string where = "timed call " + std::to_string(pending.index);
         CompareResult stats;
-        std::string failure = s_.check_call(position, *pending.inputs, reference,
-                                            claims_of(position), where, &stats);
+        std::string failure =
+            s_.check_call(position, *pending.inputs, reference, claims_of(position), where, &stats);
         if (!failure.empty() && s_.p_.strict && stats.values_compared)
-            failure = s_.arbitrate(position, *pending.inputs, reference, where, failure,
-                                   arbitration_);
+            failure =
+                s_.arbitrate(position, *pending.inputs, reference, where, failure, arbitration_);
         if (!failure.empty()) throw CheckedCallFailed{failure};
     }
 
@@ -347,8 +347,9 @@ std::string CandidateSession::arbitrate(std::size_t position, const CallInputs& 
     // arbitrated, so that a wrong candidate costs no more than one run of the wider reference.
     if (!a.unavailable.empty()) return failure + " (no arbitration: " + a.unavailable + ")";
     if (a.trials > a.passed)
-        return failure + " (not arbitrated: an earlier call missed the reference computed at a "
-                         "wider precision too)";
+        return failure +
+               " (not arbitrated: an earlier call missed the reference computed at a "
+               "wider precision too)";
     ++a.trials;
     std::vector<at::Tensor> wide;
     try {

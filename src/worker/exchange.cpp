@@ -257,12 +257,13 @@ void Exchange::check_precision(const json& reported) {
     std::string detail = "the candidate changed PyTorch's precision flags: " + changed;
     if (numerics && enforce_precision_)
         throw FaultError(FaultKind::integrity,
-                         detail + "; strict mode computes fp32 at full precision (use --tf32 on "
-                                  "to evaluate under TF32, at its tolerance)",
+                         detail +
+                             "; strict mode computes fp32 at full precision (use --tf32 on "
+                             "to evaluate under TF32, at its tolerance)",
                          "precision_changed", where_);
     if (precision_change_.empty()) {
-        precision_change_ = any_precision ? detail
-                                          : "the candidate changed cuDNN's settings: " + changed;
+        precision_change_ =
+            any_precision ? detail : "the candidate changed cuDNN's settings: " + changed;
         precision_change_rule_ = any_precision ? "precision_changed" : "cudnn_settings_changed";
     }
 }

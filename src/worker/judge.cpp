@@ -294,18 +294,17 @@ class Judge {
         CompareResult repeat = compare_values(call.second.outputs, again.outputs, p.spec, "repeat");
         bool bitwise = true;
         for (std::size_t i = 0; i < again.outputs.size() && i < call.second.outputs.size(); ++i)
-            bitwise = bitwise && again.outputs[i].sizes() == call.second.outputs[i].sizes() &&
-                      at::equal(again.outputs[i].to(at::kDouble),
-                                call.second.outputs[i].to(at::kDouble));
+            bitwise =
+                bitwise && again.outputs[i].sizes() == call.second.outputs[i].sizes() &&
+                at::equal(again.outputs[i].to(at::kDouble), call.second.outputs[i].to(at::kDouble));
         bool zero_passes = values > 0 && zero_pass == values;
         json flags = json::array();
         std::string detail;
         if (constant) {
             flags.push_back("constant_output");
             detail += "the output is the same for all " +
-                      std::to_string(p.public_trial_seeds.size()) +
-                      " seeds (largest difference " + number_text(spread) +
-                      "): it does not depend on the inputs; ";
+                      std::to_string(p.public_trial_seeds.size()) + " seeds (largest difference " +
+                      number_text(spread) + "): it does not depend on the inputs; ";
         }
         if (zero_passes) {
             flags.push_back("zero_passes");

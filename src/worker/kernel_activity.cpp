@@ -63,9 +63,12 @@ State& state() {
 
 const char* window_name(Window w) {
     switch (w) {
-        case Window::call: return "call";
-        case Window::load: return "load";
-        case Window::kbench: return "kbench";
+        case Window::call:
+            return "call";
+        case Window::load:
+            return "load";
+        case Window::kbench:
+            return "kbench";
     }
     return "outside";
 }
@@ -229,9 +232,9 @@ protocol::KernelsReported report() {
     std::map<std::tuple<std::uint32_t, std::uint32_t, std::string>, protocol::KernelRow> rows;
     for (const Record& r : records) {
         const char* where = "outside";
-        auto after = std::upper_bound(
-            spans.begin(), spans.end(), r.start,
-            [](std::uint64_t t, const Span& span) { return t < span.begin; });
+        auto after =
+            std::upper_bound(spans.begin(), spans.end(), r.start,
+                             [](std::uint64_t t, const Span& span) { return t < span.begin; });
         if (after != spans.begin() && r.start <= std::prev(after)->end)
             where = window_name(std::prev(after)->window);
         auto& row = rows[{r.name, r.stream, where}];

@@ -90,31 +90,33 @@ json precision_state() {
     };
     auto matmul_precision = [&] {
         switch (c.float32MatmulPrecision()) {
-            case at::Float32MatmulPrecision::HIGHEST: return "highest";
-            case at::Float32MatmulPrecision::HIGH: return "high";
-            case at::Float32MatmulPrecision::MEDIUM: return "medium";
+            case at::Float32MatmulPrecision::HIGHEST:
+                return "highest";
+            case at::Float32MatmulPrecision::HIGH:
+                return "high";
+            case at::Float32MatmulPrecision::MEDIUM:
+                return "medium";
         }
         return "?";
     };
     auto reduced = [](at::CuBLASReductionOption o) {
         return o == at::CuBLASReductionOption::AllowReducedPrecisionWithSplitK;
     };
-    return {
-        {"tf32_matmul", read([&] { return c.allowTF32CuBLAS(); })},
-        {"tf32_conv", read([&] { return c.allowTF32CuDNN(at::Float32Op::CONV); })},
-        {"tf32_rnn", read([&] { return c.allowTF32CuDNN(at::Float32Op::RNN); })},
-        {"float32_matmul_precision", read([&] { return std::string(matmul_precision()); })},
-        {"fp16_reduced_precision_reduction",
-         read([&] { return reduced(c.allowFP16ReductionCuBLAS()); })},
-        {"bf16_reduced_precision_reduction",
-         read([&] { return reduced(c.allowBF16ReductionCuBLAS()); })},
-        {"fp16_accumulation", read([&] { return c.allowFP16AccumulationCuBLAS(); })},
-        {"onednn_float32", read([&] {
-             return at::precision2str(
-                 c.float32Precision(at::Float32Backend::MKLDNN, at::Float32Op::MATMUL));
-         })},
-        {"cudnn_benchmark", read([&] { return c.benchmarkCuDNN(); })},
-        {"cudnn_deterministic", read([&] { return c.deterministicCuDNN(); })}};
+    return {{"tf32_matmul", read([&] { return c.allowTF32CuBLAS(); })},
+            {"tf32_conv", read([&] { return c.allowTF32CuDNN(at::Float32Op::CONV); })},
+            {"tf32_rnn", read([&] { return c.allowTF32CuDNN(at::Float32Op::RNN); })},
+            {"float32_matmul_precision", read([&] { return std::string(matmul_precision()); })},
+            {"fp16_reduced_precision_reduction",
+             read([&] { return reduced(c.allowFP16ReductionCuBLAS()); })},
+            {"bf16_reduced_precision_reduction",
+             read([&] { return reduced(c.allowBF16ReductionCuBLAS()); })},
+            {"fp16_accumulation", read([&] { return c.allowFP16AccumulationCuBLAS(); })},
+            {"onednn_float32", read([&] {
+                 return at::precision2str(
+                     c.float32Precision(at::Float32Backend::MKLDNN, at::Float32Op::MATMUL));
+             })},
+            {"cudnn_benchmark", read([&] { return c.benchmarkCuDNN(); })},
+            {"cudnn_deterministic", read([&] { return c.deterministicCuDNN(); })}};
 }
 
 bool is_tensor(py::handle value) {

@@ -192,19 +192,20 @@ const json& reference_work(ReferenceProblem& p, const Device& device) {
     const auto& call = public_call(p, p.public_trial_seeds.at(0), device);
     py::list values;
     for (std::size_t j = 0; j < call.first.values.size(); ++j)
-        values.append(call.first.tensors[j].defined()
-                          ? py::reinterpret_steal<py::object>(
-                                THPVariable_Wrap(call.first.tensors[j].clone()))
-                          : call.first.values[j]);
+        values.append(
+            call.first.tensors[j].defined()
+                ? py::reinterpret_steal<py::object>(THPVariable_Wrap(call.first.tensors[j].clone()))
+                : call.first.values[j]);
     try {
         py::object counted =
             py::module_::import("kbench_worker.floor").attr("count")(p.model, values);
-        p.work = json::parse(py::module_::import("json").attr("dumps")(counted).cast<std::string>());
+        p.work =
+            json::parse(py::module_::import("json").attr("dumps")(counted).cast<std::string>());
     } catch (const py::error_already_set& e) {
         p.work = {{"flops", nullptr},
                   {"bytes", nullptr},
-                  {"flop_error", "the work could not be counted: " +
-                                     last_line_of(describe_python_error(e))}};
+                  {"flop_error",
+                   "the work could not be counted: " + last_line_of(describe_python_error(e))}};
     }
     device.synchronize();
     return p.work;

@@ -96,8 +96,7 @@ std::shared_ptr<SharedBuffer> SharedBuffer::allocate(std::size_t nbytes, const D
         int err = errno;
         ::close(fd);
         throw std::runtime_error("cannot size and seal shared memory of " +
-                                 std::to_string(buffer->nbytes_) +
-                                 " bytes: " + std::strerror(err));
+                                 std::to_string(buffer->nbytes_) + " bytes: " + std::strerror(err));
     }
     void* data = ::mmap(nullptr, buffer->nbytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (data == MAP_FAILED) {

@@ -112,9 +112,8 @@ class Zygote {
         // Imported here, before any fork: a sandbox whose user cannot read them still has them.
         // Nothing that initialises CUDA (torch.utils.cpp_extension does, at import): a child
         // forked after that cannot use the GPU.
-        for (const char* module :
-             {"kbench_worker.extensions", "kbench_worker.rules", "copy", "importlib.util", "inspect",
-              "functools"})
+        for (const char* module : {"kbench_worker.extensions", "kbench_worker.rules", "copy",
+                                   "importlib.util", "inspect", "functools"})
             py::module_::import(module);
         py::object cuda = torch.attr("version").attr("cuda");
         protocol::ZygoteHello hello{

@@ -45,7 +45,8 @@ class Cli : public ::testing::Test {
     }
 
     std::string kbench(const std::string& args) {
-        return quote(KBENCH_BINARY) + " check --policy permissive --python " + quote(KBENCH_TEST_PYTHON) + " " + args;
+        return quote(KBENCH_BINARY) + " check --policy permissive --python " +
+               quote(KBENCH_TEST_PYTHON) + " " + args;
     }
 
     fs::path dir_;
@@ -135,9 +136,9 @@ TEST_F(Cli, DatasetAuditFlagsAReferenceThatMissesItsOwnFloat64Result) {
     fs::copy_file(std::string(KBENCH_FIXTURE_DIR) + "/references/loose_cumsum.py",
                   dir_ / "tree" / "level1" / "1_LooseCumsum.py");
     fs::copy_file(kReference, dir_ / "tree" / "level1" / "2_ReLU.py");
-    auto r = run_command(quote(KBENCH_BINARY) + " dataset audit --python " +
-                         quote(KBENCH_TEST_PYTHON) + " --device cpu --json --dataset " +
-                         quote((dir_ / "tree").string()));
+    auto r =
+        run_command(quote(KBENCH_BINARY) + " dataset audit --python " + quote(KBENCH_TEST_PYTHON) +
+                    " --device cpu --json --dataset " + quote((dir_ / "tree").string()));
     EXPECT_EQ(r.exit_code, 0) << r.err;
     auto rows = json_lines(r.out);
     ASSERT_EQ(rows.size(), 2u) << r.out << r.err;
@@ -149,9 +150,9 @@ TEST_F(Cli, DatasetAuditFlagsAReferenceThatMissesItsOwnFloat64Result) {
     EXPECT_EQ(rows[1]["verdict"], "ok");
     EXPECT_EQ(rows[1]["mismatched"], 0);
     // The text form says what the flag means.
-    auto text = run_command(quote(KBENCH_BINARY) + " dataset audit --python " +
-                            quote(KBENCH_TEST_PYTHON) + " --device cpu --dataset " +
-                            quote((dir_ / "tree").string()));
+    auto text =
+        run_command(quote(KBENCH_BINARY) + " dataset audit --python " + quote(KBENCH_TEST_PYTHON) +
+                    " --device cpu --dataset " + quote((dir_ / "tree").string()));
     EXPECT_NE(text.out.find("ill-conditioned: an exact candidate can miss this reference"),
               std::string::npos)
         << text.out;
@@ -160,8 +161,8 @@ TEST_F(Cli, DatasetAuditFlagsAReferenceThatMissesItsOwnFloat64Result) {
 
 TEST_F(Cli, TfThirtyTwoSettingIsCheckedAndRecorded) {
     std::string good = write("good.py", kPureRelu);
-    auto bad = run_command(kbench("--device cpu --tf32 sometimes " + quote(kReference) + " " +
-                                  quote(good)));
+    auto bad = run_command(
+        kbench("--device cpu --tf32 sometimes " + quote(kReference) + " " + quote(good)));
     EXPECT_EQ(bad.exit_code, 2) << bad.err;
     EXPECT_NE(bad.err.find("use off"), std::string::npos) << bad.err;
     auto on = run_command(kbench("--device cpu --json --no-timing -q --tf32 on " +
@@ -172,8 +173,8 @@ TEST_F(Cli, TfThirtyTwoSettingIsCheckedAndRecorded) {
     EXPECT_EQ(v["config"]["atol"], 1e-2);  // TF32 keeps fp16's mantissa: fp16's tolerance
     EXPECT_EQ(v["config"]["precision_state"]["tf32_matmul"], true);
     EXPECT_EQ(v["config"]["precision_state"]["float32_matmul_precision"], "high");
-    auto strict = run_command(kbench("--device cpu --json --no-timing -q " + quote(kReference) +
-                                     " " + quote(good)));
+    auto strict = run_command(
+        kbench("--device cpu --json --no-timing -q " + quote(kReference) + " " + quote(good)));
     json s = json_lines(strict.out).at(0);
     EXPECT_EQ(s["config"]["tf32"], "off");
     EXPECT_EQ(s["config"]["atol"], 1e-4);
@@ -333,17 +334,19 @@ TEST_F(Cli, RulesListsEveryRuleAndReviewsFilesWithoutRunningThem) {
     EXPECT_EQ(review.exit_code, 1) << review.out << review.err;
     EXPECT_NE(review.out.find("rejected (no_backend)"), std::string::npos) << review.out;
     EXPECT_NE(review.out.find("(line 5: return torch.relu(x))"), std::string::npos) << review.out;
-    auto allowed = run_command(quote(KBENCH_BINARY) + " rules --allow no_backend --allow "
-                               "no_kernel_call " + quote(fallback));
+    auto allowed = run_command(quote(KBENCH_BINARY) +
+                               " rules --allow no_backend --allow "
+                               "no_kernel_call " +
+                               quote(fallback));
     EXPECT_EQ(allowed.exit_code, 0) << allowed.out << allowed.err;
-    auto permissive = run_command(quote(KBENCH_BINARY) + " rules --policy permissive " +
-                                  quote(fallback));
+    auto permissive =
+        run_command(quote(KBENCH_BINARY) + " rules --policy permissive " + quote(fallback));
     EXPECT_EQ(permissive.exit_code, 0) << permissive.out;
     auto denied = run_command(quote(KBENCH_BINARY) + " rules --deny torch_compute " +
                               quote(std::string(KBENCH_FIXTURE_DIR) + "/cuda/honest_epilogue.py"));
     EXPECT_EQ(denied.exit_code, 1) << denied.out;
-    auto unknown = run_command(quote(KBENCH_BINARY) + " rules --allow no_such_rule " +
-                               quote(fallback));
+    auto unknown =
+        run_command(quote(KBENCH_BINARY) + " rules --allow no_such_rule " + quote(fallback));
     EXPECT_EQ(unknown.exit_code, 2);
     EXPECT_NE(unknown.err.find("known rules: "), std::string::npos) << unknown.err;
 }
@@ -364,9 +367,9 @@ class ModelNew(nn.Module):
         except RuntimeError:
             return torch.relu(x)
 )PY");
-    auto r = run_command(quote(KBENCH_BINARY) + " check --device cpu --json -q --python " +
-                         quote(KBENCH_TEST_PYTHON) + " " + quote(kReference) + " " +
-                         quote(fallback));
+    auto r =
+        run_command(quote(KBENCH_BINARY) + " check --device cpu --json -q --python " +
+                    quote(KBENCH_TEST_PYTHON) + " " + quote(kReference) + " " + quote(fallback));
     EXPECT_EQ(r.exit_code, 1) << r.err;
     json v = json_lines(r.out).at(0);
     EXPECT_EQ(v["status"], "rejected") << v.dump(2);
@@ -385,9 +388,9 @@ class ModelNew(nn.Module):
     EXPECT_TRUE(named) << v["integrity"].dump(2);
     EXPECT_EQ(v["config"]["policy"]["name"], "strict");
     // The text form shows the rule and the line too.
-    auto text = run_command(quote(KBENCH_BINARY) + " check --device cpu -q --python " +
-                            quote(KBENCH_TEST_PYTHON) + " " + quote(kReference) + " " +
-                            quote(fallback));
+    auto text =
+        run_command(quote(KBENCH_BINARY) + " check --device cpu -q --python " +
+                    quote(KBENCH_TEST_PYTHON) + " " + quote(kReference) + " " + quote(fallback));
     EXPECT_NE(text.out.find("reject try_fallback: "), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("(line 12: except RuntimeError:)"), std::string::npos) << text.out;
 }
@@ -436,7 +439,8 @@ class ModelNew(nn.Module):
 )PY");
     auto check = run_command(env + quote(KBENCH_BINARY) +
                              " check --device cpu --json -q --no-timing --policy permissive "
-                             "--python " + quote(KBENCH_TEST_PYTHON) + " " +
+                             "--python " +
+                             quote(KBENCH_TEST_PYTHON) + " " +
                              quote((dir_ / "tree" / "level2" / "1_MaxMinusMean.py").string()) +
                              " " + quote(zeros));
     ASSERT_EQ(check.exit_code, 0) << check.err;
@@ -446,18 +450,16 @@ class ModelNew(nn.Module):
 
     // Scores say how many flagged problems they hold, and leave them out when asked.
     std::ofstream(dir_ / "candidates.jsonl")
-        << json{{"level", 2}, {"problem_id", 1}, {"sample_id", 0},
-                {"code", read(zeros)}}.dump() << "\n";
+        << json{{"level", 2}, {"problem_id", 1}, {"sample_id", 0}, {"code", read(zeros)}}.dump()
+        << "\n";
     std::string eval = env + quote(KBENCH_BINARY) +
                        " eval --device cpu --policy permissive --no-timing -q --python " +
-                       quote(KBENCH_TEST_PYTHON) + " --dataset " +
-                       quote((dir_ / "tree").string()) + " --candidates " +
-                       quote((dir_ / "candidates.jsonl").string()) + " --runs-dir " +
-                       quote((dir_ / "runs").string());
+                       quote(KBENCH_TEST_PYTHON) + " --dataset " + quote((dir_ / "tree").string()) +
+                       " --candidates " + quote((dir_ / "candidates.jsonl").string()) +
+                       " --runs-dir " + quote((dir_ / "runs").string());
     auto in = run_command(eval + " --run in");
     ASSERT_EQ(in.exit_code, 0) << in.err;
-    EXPECT_NE(in.out.find("1 problem(s) flagged by the audit are in the shares"),
-              std::string::npos)
+    EXPECT_NE(in.out.find("1 problem(s) flagged by the audit are in the shares"), std::string::npos)
         << in.out;
     auto out = run_command(eval + " --run out --exclude-flagged");
     ASSERT_EQ(out.exit_code, 0) << out.err;

@@ -35,8 +35,9 @@ class Trust : public ::testing::Test {
 
     std::string check(const std::string& env, const std::string& cache,
                       const std::string& candidate = kHonest) {
-        return env + " " + quote(KBENCH_BINARY) + " check --device cpu --json --no-timing --policy permissive " +
-               "--python " + quote(KBENCH_TEST_PYTHON) + " --cache-dir " + quote(cache) + " " +
+        return env + " " + quote(KBENCH_BINARY) +
+               " check --device cpu --json --no-timing --policy permissive " + "--python " +
+               quote(KBENCH_TEST_PYTHON) + " --cache-dir " + quote(cache) + " " +
                quote(kReference) + " " + quote(candidate);
     }
 

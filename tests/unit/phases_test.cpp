@@ -279,9 +279,9 @@ TEST_F(Pipeline, AReplyMissingAnyFieldNeverEndsCorrect) {
 }
 
 TEST_F(Pipeline, NoKernelOfTheCandidatesOwnIsRejectedUnderStrict) {
-    correctness_kernels(kernels({{"_ZN2at6native29vectorized_elementwise_kernelILi4EEEvi", "call",
-                                  90000},
-                                 {"_ZN2at6native18elementwise_kernelEv", "kbench", 5000}}));
+    correctness_kernels(
+        kernels({{"_ZN2at6native29vectorized_elementwise_kernelILi4EEEvi", "call", 90000},
+                 {"_ZN2at6native18elementwise_kernelEv", "kbench", 5000}}));
     Verdict v = run();
     EXPECT_EQ(v.status, Status::rejected);
     EXPECT_NE(v.reason.find("no_candidate_kernel"), std::string::npos) << v.reason;
@@ -295,7 +295,8 @@ TEST_F(Pipeline, NoKernelOfTheCandidatesOwnIsRejectedUnderStrict) {
     Verdict p = run();
     EXPECT_EQ(p.status, Status::correct) << "permissive: the finding is a warning";
     bool warned = false;
-    for (const auto& f : p.integrity) warned = warned || (f.rule == "no_candidate_kernel" && f.severity == "warn");
+    for (const auto& f : p.integrity)
+        warned = warned || (f.rule == "no_candidate_kernel" && f.severity == "warn");
     EXPECT_TRUE(warned);
 }
 
@@ -308,8 +309,8 @@ TEST_F(Pipeline, ADecoyKernelIsRejectedAndHonestSharesPass) {
     EXPECT_NE(v.reason.find("decoy_kernel"), std::string::npos) << v.reason;
 
     // A fused epilogue beside cuDNN's convolution: 5% of the time is the candidate's.
-    correctness_kernels(kernels({{"_Z11relu_kernelPKfPfi", "call", 5000},
-                                 {"cudnn_infer_conv2d_fprop", "call", 95000}}));
+    correctness_kernels(kernels(
+        {{"_Z11relu_kernelPKfPfi", "call", 5000}, {"cudnn_infer_conv2d_fprop", "call", 95000}}));
     Verdict honest = run();
     EXPECT_EQ(honest.status, Status::correct) << honest.reason;
     ASSERT_TRUE(honest.kernel_activity.is_object());
@@ -365,11 +366,14 @@ TEST_F(Pipeline, ATimeBelowTheMemoryFloorIsRejectedAndCorrectOnesCarryTheSpeedOf
     EXPECT_NEAR(ok.floor.value("speed_of_light", 0.0), 4.096 / 100, 1e-6);
 
     // The same problem with 100 MB of inputs: 100 ms of traffic, against a 100 us median.
-    judge.baseline_reply = protocol::reply_json(protocol::BaselineTimed{
-        {{200, 201, 199, 200}, true, 3, 7, 0, "median"},
-        {{"tf32_matmul", false}},
-        {{"flops", nullptr}, {"bytes", 100000000}, {"input_bytes", 99997952},
-         {"parameter_bytes", 0}, {"output_bytes", 2048}}});
+    judge.baseline_reply = protocol::reply_json(
+        protocol::BaselineTimed{{{200, 201, 199, 200}, true, 3, 7, 0, "median"},
+                                {{"tf32_matmul", false}},
+                                {{"flops", nullptr},
+                                 {"bytes", 100000000},
+                                 {"input_bytes", 99997952},
+                                 {"parameter_bytes", 0},
+                                 {"output_bytes", 2048}}});
     Verdict fast = run();
     EXPECT_EQ(fast.status, Status::rejected);
     EXPECT_NE(fast.reason.find("below_floor"), std::string::npos) << fast.reason;

@@ -25,8 +25,9 @@ class Requests {
         : calls_(calls), overhead_(overhead), events_only_(events_only) {}
 
     // One request of k calls; its samples, corrected by the clock where it must. A request the
-    // clock does not allow is asked again, with new inputs, up to kClockRetries times: a request that
-    // waited for a CPU is the machine's doing and rarely twice in a row, a forged claim every time.
+    // clock does not allow is asked again, with new inputs, up to kClockRetries times: a request
+    // that waited for a CPU is the machine's doing and rarely twice in a row, a forged claim every
+    // time.
     const std::vector<CallSample>& run(std::size_t& next_call, int k) {
         RequestCheck check;
         for (int attempt = 0;; ++attempt) {

@@ -89,8 +89,8 @@ ClockVerdict judge_clock(const std::vector<RequestCheck>& checks) {
     v.refuted = uncovered_calls * 2 > calls;
     v.detail = std::to_string(v.uncovered) + " of " + std::to_string(v.requests) +
                " timed requests took longer on the judge's clock than the candidate's process "
-               "claimed, each asked " + std::to_string(1 + kClockRetries) +
-               " times: it claimed " +
+               "claimed, each asked " +
+               std::to_string(1 + kClockRetries) + " times: it claimed " +
                figure(v.claimed_per_call_us) +
                " a call (median), the judge's clock allows no "
                "less than " +

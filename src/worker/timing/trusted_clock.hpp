@@ -63,7 +63,7 @@ RequestCheck check_request(const std::vector<CallSample>& samples, double wall_u
 struct ClockVerdict {
     int requests = 0;
     int uncovered = 0;
-    int retried = 0;  // requests asked again at least once
+    int retried = 0;                 // requests asked again at least once
     double claimed_per_call_us = 0;  // medians over requests
     double floor_per_call_us = 0;
     bool refuted = false;
