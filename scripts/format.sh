@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FORMAT=${CLANG_FORMAT:-clang-format}
-files=$(git ls-files 'src/*.cpp' 'src/*.hpp' 'tests/*.cpp' 'tests/*.hpp')
+files=$(git ls-files --cached --others --exclude-standard 'src/*.cpp' 'src/*.hpp' 'tests/*.cpp' 'tests/*.hpp')
 if [ "${1:-}" = "--check" ]; then
   bad=""
   for f in $files; do

@@ -50,20 +50,13 @@ int run_check(const CheckOptions& o) {
     }
 
     auto log = make_logger(o.run);
-    schedule::EngineOptions e;
-    e.config = config;
-    e.env.python = build::find_python(o.run.python);
-    e.policy = schedule::SandboxPolicy::decide(e.env.python);
-    fs::path scratch = make_scratch("kbench-check-", e.policy);
-    e.env.worker_package_dir = build::worker_package_dir();
-    e.env.device_kind = device.kind;
-    e.env.log_dir = scratch / "logs";
-    if (device.kind == "cuda") e.gpus = {schedule::physical_gpu(device.ordinal)};
-    e.builds = make_builder_options(o.run, e.env, e.policy, scratch / "work", log);
-    e.scratch_dir = scratch / "work";
-    e.log = log;
-    e.verbose = o.run.verbose && !o.run.quiet;
-    if (o.run.gpu_peaks) e.gpu_peaks = fs::absolute(*o.run.gpu_peaks);
+    fs::path scratch;
+    std::vector<std::string> gpus;
+    if (device.kind == "cuda") gpus = {schedule::physical_gpu(device.ordinal)};
+    schedule::EngineOptions e =
+        make_engine_options(o.run, config, build::find_python(o.run.python), device.kind, gpus, 1,
+                            "kbench-check-", fs::path(), scratch, log);
+    e.builds.log = log;  // check names its builds, verbose or not
 
     report::Multiplexer out;
     if (o.json)

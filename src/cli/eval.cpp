@@ -4,7 +4,6 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <mutex>
 #include <regex>
 #include <set>
 
@@ -19,10 +18,7 @@
 #include "report/reporter.hpp"
 #include "schedule/devices.hpp"
 #include "schedule/eval_engine.hpp"
-#include "schedule/interruption.hpp"
-#include "schedule/run_plan.hpp"
-#include "store/run_lock.hpp"
-#include "store/verdict_store.hpp"
+#include "schedule/eval_run.hpp"
 
 namespace kbench::cli {
 namespace {
@@ -75,16 +71,6 @@ std::vector<std::string> gpu_ids(const std::string& spec, bool asked_for_cuda) {
     return ids;
 }
 
-fs::path make_run_dir(const fs::path& dir) {
-    std::error_code error;
-    fs::create_directories(dir, error);
-    if (error || ::access(dir.c_str(), W_OK) != 0)
-        throw UsageError("cannot write the run folder " + dir.string() + ": " +
-                             (error ? error.message() : std::string("permission denied")),
-                         "pass --runs-dir (or --run) to a folder you can write");
-    return dir;
-}
-
 // Selected problems no candidate answers, with why (the skipped files of that problem, or
 // none at all).
 std::vector<report::Unanswered> unanswered(const std::vector<dataset::Problem>& problems,
@@ -122,18 +108,6 @@ std::string no_candidates_message(const std::string& spec, const dataset::Candid
         first = false;
     }
     return text;
-}
-
-// A stored verdict as this item's: items with the same code (two samples alike, two problems
-// alike) share a key and a verdict, and each reports under its own name.
-Verdict verdict_of(const store::StoredVerdict& stored, const schedule::EvalItem& item) {
-    Verdict v = Verdict::from_json(stored.verdict);
-    v.problem.level = item.problem.level;
-    v.problem.id = item.problem.id;
-    v.problem.name = item.problem.name;
-    v.candidate.sample_id = item.candidate.sample_id;
-    v.candidate.path = schedule::candidate_spec(item).path.string();
-    return v;
 }
 
 int run_eval(const EvalOptions& o, const std::string& command_line) {
@@ -203,37 +177,15 @@ int run_eval(const EvalOptions& o, const std::string& command_line) {
                                ? slug(o.selection.dataset) + "-" + slug(candidate_spec) + "-" +
                                      o.run.mode + "-" + o.run.precision + "-" + device_kind
                                : o.run_name;
-    fs::path run_dir = make_run_dir(fs::absolute(fs::path(o.runs_dir) / run_name));
-    store::RunLock lock(run_dir);
-    auto store = store::open_sqlite_store(o.db ? fs::path(*o.db) : run_dir / "kbench.db");
-    // A run keeps the configuration it was made with: other settings are another run.
-    CheckConfig recorded = config;
-    recorded.device = device_kind;
-    if (auto before = store->meta("config")) {
-        CheckConfig earlier = CheckConfig::from_json(nlohmann::json::parse(*before));
-        auto differences = earlier.differences(recorded);
-        if (!differences.empty()) {
-            std::string fields;
-            for (const auto& d : differences) fields += (fields.empty() ? "" : ", ") + d;
-            throw UsageError("the run " + run_dir.string() +
-                                 " was made with other settings (they differ in " + fields + ")",
-                             "use another --run name for these settings, or the run's own");
-        }
-    } else {
-        store->set_meta("config", recorded.to_json().dump());
-    }
-
-    std::vector<schedule::ItemRecord> records;
-    for (const auto& item : items) {
-        schedule::ItemRecord r;
-        if (auto stored = store->find(item.key)) r.status = stored->status;
-        r.attempts = store->attempts(item.key);
-        records.push_back(r);
-    }
-    schedule::RunPlan plan = schedule::plan_run(records, o.force);
+    CheckConfig settings = config;
+    settings.device = device_kind;  // a run's settings name the kind of device, not which
+    schedule::EvalRun run(fs::absolute(fs::path(o.runs_dir) / run_name),
+                          o.db ? std::optional<fs::path>(fs::path(*o.db)) : std::nullopt, settings,
+                          items, o.force);
+    const schedule::RunPlan& plan = run.plan();
     if (log)
         log(std::to_string(items.size()) + " candidate(s) for " + std::to_string(problems.size()) +
-            " problem(s) in " + run_dir.string() + "; " + std::to_string(plan.done.size()) +
+            " problem(s) in " + run.dir().string() + "; " + std::to_string(plan.done.size()) +
             " already done, " + std::to_string(plan.to_do()) + " to do");
 
     report::Multiplexer out;
@@ -244,118 +196,27 @@ int run_eval(const EvalOptions& o, const std::string& command_line) {
     out.add(std::make_unique<report::KernelBenchWriter>());
     if (!o.json) out.add(std::make_unique<report::SummaryReporter>(std::cout));
 
-    for (std::size_t i : plan.done) out.stored(verdict_of(*store->find(items[i].key), items[i]));
+    report::RunOutcome outcome;
+    for (const auto& p : problems) outcome.problems.push_back({p.level, p.id, p.name});
+    outcome.unanswered = missing;
+    outcome.exclude_flagged = o.exclude_flagged;
+    outcome.timed = config.measure;
+    outcome.target_rel_halfwidth = config.timing.target_rel_halfwidth;
+    outcome.baseline = kb_baseline;
+    outcome.baseline_source = o.kernelbench_baseline.value_or("");
+    outcome.resume = command_line;
 
-    // Verdicts are recorded one at a time; an interruption takes the same lock, so that what
-    // it writes holds every verdict stored and no verdict is stored after it.
-    std::mutex record_mutex;
-    std::set<std::string> in_flight;
-    auto record = [&](const schedule::EvalItem& item, const Verdict& v) {
-        std::lock_guard<std::mutex> guard(record_mutex);
-        if (schedule::InterruptGuard::interrupted()) return;  // its workers were killed
-        store->put({item.key, item.candidate.level, item.candidate.problem_id,
-                    item.candidate.sample_id, std::string(to_string(v.status)), v.to_json()});
-        in_flight.erase(item.key);
-        out.verdict(v);
-    };
-    auto outcome = [&](int signal) {
-        report::RunOutcome r;
-        r.run_dir = run_dir.string();
-        for (const auto& item : items)
-            if (auto stored = store->find(item.key)) {
-                r.verdicts.push_back(verdict_of(*stored, item));
-            } else {
-                ++r.not_evaluated;
-            }
-        for (const auto& p : problems) r.problems.push_back({p.level, p.id, p.name});
-        r.unanswered = missing;
-        r.signal = signal;
-        r.exclude_flagged = o.exclude_flagged;
-        r.timed = config.measure;
-        r.target_rel_halfwidth = config.timing.target_rel_halfwidth;
-        r.baseline = kb_baseline;
-        r.baseline_source = o.kernelbench_baseline.value_or("");
-        r.resume = command_line;
-        return r;
-    };
-
-    schedule::InterruptGuard guard([&](int signal, schedule::Origin origin) {
-        std::lock_guard<std::mutex> hold(record_mutex);
-        // An interruption from outside is no attempt of the candidates it stopped; one whose
-        // sender kbench cannot vouch for counts, as an abnormal end does (a candidate that
-        // stops runs that way gets its crash verdict all the same).
-        if (origin == schedule::Origin::outside)
-            for (const auto& key : in_flight) store->cancel_attempt(key);
-        report::RunOutcome r = outcome(signal);
-        out.finish(r);
-        if (origin != schedule::Origin::outside && !in_flight.empty())
-            std::cerr << "kbench: the signal's sender could not be verified (gone, queued, or "
-                         "kbench was stopped meanwhile): the "
-                      << in_flight.size() << " evaluation(s) under way count as attempts\n";
-        std::cerr << "kbench: interrupted; " << r.verdicts.size() << " verdict(s) kept in "
-                  << run_dir.string() << "; run the same command again to resume" << std::endl;
-    });
-
-    for (const auto& [index, attempts] : plan.condemned) {
-        const auto& item = items[index];
-        Verdict v = schedule::make_verdict(config, schedule::problem_spec(item.problem),
-                                           schedule::candidate_spec(item), "");
-        v.status = Status::crash;
-        v.reason = schedule::condemned_reason(attempts);
-        record(item, v);
-    }
-
+    std::optional<schedule::EngineOptions> engine;
     fs::path scratch;
-    if (!plan.suspects.empty() || !plan.rest.empty()) {
-        schedule::EngineOptions e;
-        e.config = config;
-        e.env.python = python;
-        e.policy = schedule::SandboxPolicy::decide(python);
-        scratch = make_scratch("kbench-eval-", e.policy);
-        e.env.worker_package_dir = build::worker_package_dir();
-        e.env.device_kind = device_kind;
-        e.env.log_dir = run_dir / "logs";
-        e.gpus = gpus;
-        e.cpu_judges = o.cpu_judges;
-        e.builds = make_builder_options(o.run, e.env, e.policy, scratch / "work",
-                                        o.run.verbose ? log : nullptr);
-        e.scratch_dir = scratch / "work";
-        e.log = log;
-        e.verbose = o.run.verbose && !o.run.quiet;
-        if (o.run.gpu_peaks) e.gpu_peaks = fs::absolute(*o.run.gpu_peaks);
-        auto stored = [&](const schedule::EvalItem& item, const Verdict& v, const std::string&) {
-            record(item, v);
-        };
-        auto started = [&](const schedule::EvalItem& item) {
-            std::lock_guard<std::mutex> hold(record_mutex);
-            if (schedule::InterruptGuard::interrupted()) return;
-            store->begin_attempt(item.key);
-            in_flight.insert(item.key);
-        };
-        schedule::EvalEngine engine(e);  // started once: every pass below uses its workers
-        for (std::size_t index : plan.suspects) {
-            if (log)
-                log(items[index].candidate.source +
-                    ": the last run stopped while evaluating it; evaluating it alone first");
-            engine.run({items[index]}, stored, started);
-        }
-        std::vector<schedule::EvalItem> rest;
-        for (std::size_t index : plan.rest) rest.push_back(items[index]);
-        engine.run(rest, stored, started);
-    }
-    for (const auto& h : schedule::InterruptGuard::take_all_hostile())
-        if (log)
-            log("ignored a signal (" + std::to_string(h.signal) + ") from pid " +
-                std::to_string(h.sender) + ", a process under kbench's own workers");
+    if (run.needs_engine())
+        engine = make_engine_options(o.run, config, python, device_kind, gpus, o.cpu_judges,
+                                     "kbench-eval-", run.dir() / "logs", scratch, log);
+    report::RunOutcome finished = run.execute(engine, out, std::move(outcome), log);
     if (!scratch.empty()) {
         std::error_code ignored;
         fs::remove_all(scratch, ignored);
     }
-
-    std::lock_guard<std::mutex> hold(record_mutex);
-    report::RunOutcome r = outcome(0);
-    out.finish(r);
-    return exit_code(r.verdicts, !r.unanswered.empty());
+    return exit_code(finished.verdicts, !finished.unanswered.empty());
 }
 
 }  // namespace

@@ -121,6 +121,32 @@ fs::path make_scratch(const std::string& prefix, const schedule::SandboxPolicy& 
     return scratch;
 }
 
+schedule::EngineOptions make_engine_options(const RunOptions& o, const CheckConfig& config,
+                                            const std::string& python,
+                                            const std::string& device_kind,
+                                            const std::vector<std::string>& gpus, int cpu_judges,
+                                            const std::string& scratch_prefix,
+                                            const fs::path& log_dir, fs::path& scratch,
+                                            std::function<void(const std::string&)> log) {
+    schedule::EngineOptions e;
+    e.config = config;
+    e.env.python = python;
+    e.policy = schedule::SandboxPolicy::decide(python);
+    scratch = make_scratch(scratch_prefix, e.policy);
+    e.env.worker_package_dir = build::worker_package_dir();
+    e.env.device_kind = device_kind;
+    e.env.log_dir = log_dir.empty() ? scratch / "logs" : log_dir;
+    e.gpus = gpus;
+    e.cpu_judges = cpu_judges;
+    e.builds = make_builder_options(o, e.env, e.policy, scratch / "work",
+                                    o.verbose && !o.quiet ? log : nullptr);
+    e.scratch_dir = scratch / "work";
+    e.log = std::move(log);
+    e.verbose = o.verbose && !o.quiet;
+    if (o.gpu_peaks) e.gpu_peaks = fs::absolute(*o.gpu_peaks);
+    return e;
+}
+
 schedule::EvaluatorOptions make_evaluator_options(const CheckConfig& config,
                                                   const std::string& python,
                                                   const schedule::DeviceChoice& device,

@@ -10,6 +10,7 @@
 #include "core/verdict.hpp"
 #include "schedule/builder_pool.hpp"
 #include "schedule/devices.hpp"
+#include "schedule/eval_engine.hpp"
 #include "schedule/evaluator.hpp"
 
 namespace kbench::cli {
@@ -54,6 +55,17 @@ schedule::BuilderOptions make_builder_options(const RunOptions& options,
 
 // A private scratch folder for this run; passable by the sandboxes' user when there is one.
 fs::path make_scratch(const std::string& prefix, const schedule::SandboxPolicy& policy);
+
+// An engine's settings (schedule/eval_engine.hpp) for these options: the Python, the sandbox
+// policy, a fresh scratch folder named from prefix (returned in scratch), workers' logs in
+// log_dir (empty: the scratch folder's logs/); gpus (physical ids) on a GPU, cpu_judges on the CPU.
+schedule::EngineOptions make_engine_options(const RunOptions& options, const CheckConfig& config,
+                                            const std::string& python,
+                                            const std::string& device_kind,
+                                            const std::vector<std::string>& gpus, int cpu_judges,
+                                            const std::string& scratch_prefix,
+                                            const fs::path& log_dir, fs::path& scratch,
+                                            std::function<void(const std::string&)> log);
 
 // An evaluator's settings on one device (check, dataset audit): the Python, the sandbox policy,
 // a fresh scratch folder named from prefix (returned in scratch), worker logs in it.

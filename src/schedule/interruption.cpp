@@ -20,8 +20,8 @@ namespace kbench::schedule {
 namespace {
 
 constexpr std::size_t kSlots = 32;
-constexpr std::size_t kDepth = 24;     // ancestors kept for attribution
-constexpr int kWalkLimit = 4096;       // a chain longer than this is not verified
+constexpr std::size_t kDepth = 24;  // ancestors kept for attribution
+constexpr int kWalkLimit = 4096;    // a chain longer than this is not verified
 
 enum class Sender { outside, ours, unknown };
 
@@ -111,7 +111,9 @@ void on_signal(int number, siginfo_t* info, void*) {
 
 }  // namespace
 
-double InterruptGuard::now_s() { return monotonic_s(); }
+double InterruptGuard::now_s() {
+    return monotonic_s();
+}
 
 InterruptGuard::InterruptGuard(Handler on_interrupt) {
     if (active.exchange(true)) return;  // one guard a process
@@ -168,7 +170,9 @@ InterruptGuard::~InterruptGuard() {
     active.store(false);
 }
 
-bool InterruptGuard::interrupted() { return interrupting.load(); }
+bool InterruptGuard::interrupted() {
+    return interrupting.load();
+}
 
 std::vector<HostileSignal> InterruptGuard::take_hostile(const std::vector<pid_t>& roots,
                                                         double since_s) {

@@ -18,8 +18,7 @@ std::optional<double> baseline_ms(const nlohmann::json& baseline, int level,
     if (!baseline.contains(key)) return std::nullopt;
     const auto& table = baseline[key];
     for (const std::string& file : {name + ".py", name})
-        if (table.contains(file) && table[file].contains("mean") &&
-            table[file]["mean"].is_number())
+        if (table.contains(file) && table[file].contains("mean") && table[file]["mean"].is_number())
             return table[file]["mean"].get<double>();
     return std::nullopt;
 }

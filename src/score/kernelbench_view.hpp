@@ -29,14 +29,14 @@ struct ProblemEntry {
 // speedup is strictly above p, the geometric mean over those correct ones.
 struct KernelBenchView {
     int level = 0;
-    std::size_t total = 0;     // problems of the level (the selection's)
-    std::size_t evaluated = 0; // problems with any verdict
+    std::size_t total = 0;      // problems of the level (the selection's)
+    std::size_t evaluated = 0;  // problems with any verdict
     std::size_t compiled = 0;
     std::size_t correct = 0;
-    std::size_t aligned = 0;   // problems with a baseline time: fast_p's denominator
+    std::size_t aligned = 0;  // problems with a baseline time: fast_p's denominator
     double geomean_speedup = 0;
     std::map<double, double> fast_p;
-    std::string baseline;      // where the baseline times came from
+    std::string baseline;  // where the baseline times came from
 };
 
 // baseline: KernelBench's results/timing file ({"level1": {"19_ReLU.py": {"mean": ms}}}), or

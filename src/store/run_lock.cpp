@@ -23,16 +23,17 @@ RunLock::RunLock(const fs::path& run_dir) {
         char buf[32] = {};
         ssize_t n = ::pread(fd_, buf, sizeof buf - 1, 0);
         std::string holder = n > 0 ? std::string(buf, std::size_t(n)) : "";
-        while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+        while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' '))
+            holder.pop_back();
         ::close(fd_);
         fd_ = -1;
         if (error != EWOULDBLOCK)
             throw UsageError("cannot lock " + path.string() + ": " + std::strerror(error));
-        throw UsageError(
-            "the run " + run_dir.string() + " is in use by another kbench (pid " +
-                (holder.empty() ? "unknown" : holder) + ")",
-            "wait for it to finish, stop it (kill -INT " + (holder.empty() ? "PID" : holder) +
-                ": it keeps what it finished), or use another --run name");
+        throw UsageError("the run " + run_dir.string() + " is in use by another kbench (pid " +
+                             (holder.empty() ? "unknown" : holder) + ")",
+                         "wait for it to finish, stop it (kill -INT " +
+                             (holder.empty() ? "PID" : holder) +
+                             ": it keeps what it finished), or use another --run name");
     }
     std::string pid = std::to_string(::getpid()) + "\n";
     if (::ftruncate(fd_, 0) == 0) {

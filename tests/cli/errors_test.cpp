@@ -283,8 +283,7 @@ class ModelNew(nn.Module):
               "compile error: the candidate builds CUDA code (CUDA file relu_kernel.cu in load), "
               "but the device is the CPU: run it on a GPU with --device cuda");
     for (const auto& v : verdicts)
-        EXPECT_EQ(v.value("log", std::string()).find("IndexError"), std::string::npos)
-            << v["log"];
+        EXPECT_EQ(v.value("log", std::string()).find("IndexError"), std::string::npos) << v["log"];
 }
 
 // --- 4. The README's dataset commands on the built-in suite -------------------------------------
@@ -302,10 +301,10 @@ TEST_F(Errors, TheReadmesDatasetCommandsWorkOnTheBuiltInSuite) {
     auto missing = kbench({"dataset", "show", "1/19"});
     EXPECT_EQ(missing.exit_code, 2);
     EXPECT_EQ(missing.err,
-              usage_error("no problem '1/19' in builtin: its level 1 holds ids 1-" +
-                              std::to_string(level1),
-                          "name one that exists, as in 1/1, or list them: kbench dataset list "
-                          "--dataset builtin"));
+              usage_error(
+                  "no problem '1/19' in builtin: its level 1 holds ids 1-" + std::to_string(level1),
+                  "name one that exists, as in 1/1, or list them: kbench dataset list "
+                  "--dataset builtin"));
 }
 
 // --- 5. Problems that do not exist, and names kbench cannot read ------------------------------
@@ -324,9 +323,9 @@ TEST_F(Errors, AProblemThatDoesNotExistNamesWhatExists) {
     }
     auto in_level = dataset("show", root, {"level1/999"});
     EXPECT_EQ(in_level.exit_code, 2);
-    EXPECT_EQ(in_level.err,
-              usage_error("no problem 'level1/999' in " + root + ": its level 1 holds ids 1-2",
-                          hint));
+    EXPECT_EQ(
+        in_level.err,
+        usage_error("no problem 'level1/999' in " + root + ": its level 1 holds ids 1-2", hint));
     auto by_name = dataset("show", root, {"19_ReLU"});
     EXPECT_EQ(by_name.exit_code, 2);
     EXPECT_EQ(by_name.err, usage_error("no problem '19_ReLU' in " + root +
@@ -339,8 +338,9 @@ TEST_F(Errors, AProblemThatDoesNotExistNamesWhatExists) {
     auto selected = dataset("list", root, {"--level", "9", "--problems", "999"});
     EXPECT_EQ(selected.exit_code, 2);
     EXPECT_EQ(selected.err,
-              usage_error("no problem of " + root + " matches --level 9 --problems 999: it "
-                                                    "holds level 1 (ids 1-2) and level 2 (id 1)",
+              usage_error("no problem of " + root +
+                              " matches --level 9 --problems 999: it "
+                              "holds level 1 (ids 1-2) and level 2 (id 1)",
                           "choose among those, or list them with: kbench dataset list "
                           "--dataset " +
                               root));

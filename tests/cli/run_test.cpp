@@ -1,7 +1,7 @@
 // kbench eval as a user runs it, on device cpu: interruption, one writer per run, honest
 // denominators, KernelBench's result files, exit codes and the errors a user meets first.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -71,26 +71,16 @@ void write_candidate(const fs::path& dir, int problem, int sample, const std::st
 
 std::vector<std::string> eval_args(const fs::path& dir, const std::string& run,
                                    const fs::path& candidates) {
-    return {KBENCH_BINARY,
-            "eval",
-            "--device",
-            "cpu",
-            "--policy",
-            "permissive",
-            "--python",
-            KBENCH_TEST_PYTHON,
-            "--dataset",
-            (dir / "problems.jsonl").string(),
-            "--candidates",
-            candidates.string(),
-            "--runs-dir",
-            (dir / "runs").string(),
-            "--run",
-            run,
-            "--cache-dir",
-            KBENCH_TEST_CACHE,
-            "--max-seconds",
-            "0.5"};
+    return {KBENCH_BINARY,   "eval",
+            "--device",      "cpu",
+            "--policy",      "permissive",
+            "--python",      KBENCH_TEST_PYTHON,
+            "--dataset",     (dir / "problems.jsonl").string(),
+            "--candidates",  candidates.string(),
+            "--runs-dir",    (dir / "runs").string(),
+            "--run",         run,
+            "--cache-dir",   KBENCH_TEST_CACHE,
+            "--max-seconds", "0.5"};
 }
 
 // Rows of the attempts table (key -> count) of a run's database, read without kbench's store.
@@ -104,8 +94,7 @@ std::map<std::string, int> attempts(const fs::path& db) {
     }
     sqlite3_busy_timeout(handle, 5000);
     sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(handle, "SELECT key, count FROM attempts", -1, &s, nullptr) ==
-        SQLITE_OK)
+    if (sqlite3_prepare_v2(handle, "SELECT key, count FROM attempts", -1, &s, nullptr) == SQLITE_OK)
         while (sqlite3_step(s) == SQLITE_ROW)
             out[reinterpret_cast<const char*>(sqlite3_column_text(s, 0))] =
                 sqlite3_column_int(s, 1);
@@ -181,8 +170,8 @@ TEST(Run, InterruptionsStopCleanlyAndNeverCountAgainstTheCandidate) {
         // The attempt it began was taken back.
         for (const auto& [key, count] : attempts(db)) EXPECT_EQ(count, 0) << key;
         auto stored = by_problem(db);
-        if (stored.count(1)) ADD_FAILURE() << "a verdict for the interrupted candidate: "
-                                          << stored[1].status;
+        if (stored.count(1))
+            ADD_FAILURE() << "a verdict for the interrupted candidate: " << stored[1].status;
     }
     // No process of the interrupted runs is left (the workers ended with kbench).
     kbench::test::CommandResult left;
@@ -251,11 +240,11 @@ TEST(Run, EveryProblemCountsAndTheResultsAreKernelBenchsOwn) {
     EXPECT_NE(r.err.find("level_1_problem_9_sample_0_kernel.py: not in the dataset"),
               std::string::npos)
         << r.err;
-    EXPECT_NE(r.err.find("problem 3 (3_relu) has no usable candidate (missing)"),
-              std::string::npos)
+    EXPECT_NE(r.err.find("problem 3 (3_relu) has no usable candidate (missing)"), std::string::npos)
         << r.err;
     // Progress lines name the problem and the candidate.
-    EXPECT_NE(r.err.find("level 1 problem 5 (5_relu), sample 0 (level_1_problem_5_sample_0_kernel.py): incorrect"),
+    EXPECT_NE(r.err.find("level 1 problem 5 (5_relu), sample 0 "
+                         "(level_1_problem_5_sample_0_kernel.py): incorrect"),
               std::string::npos)
         << r.err;
     // The summary: 5 problems, 1 correct.
@@ -281,7 +270,8 @@ TEST(Run, EveryProblemCountsAndTheResultsAreKernelBenchsOwn) {
         for (const char* key : {"mean", "std", "min", "max", "num_trials", "hardware", "device"})
             EXPECT_TRUE(stats.contains(key)) << key;
         EXPECT_DOUBLE_EQ(e["runtime"].get<double>(), stats["mean"].get<double>());
-        EXPECT_DOUBLE_EQ(e["ref_runtime"].get<double>(), e["ref_runtime_stats"]["mean"].get<double>());
+        EXPECT_DOUBLE_EQ(e["ref_runtime"].get<double>(),
+                         e["ref_runtime_stats"]["mean"].get<double>());
     }
     const json& raised = results["4"][0];
     EXPECT_FALSE(raised["compiled"].get<bool>()) << raised.dump();
@@ -296,14 +286,15 @@ TEST(Run, EveryProblemCountsAndTheResultsAreKernelBenchsOwn) {
     // KernelBench's analysis on the same folder (its rules, tests/python/kernelbench_analysis.py)
     // against a baseline file of the verdicts' own baseline means.
     json baseline = {{"level1", json::object()}};
-    for (int id = 1; id <= 5; ++id) baseline["level1"][std::to_string(id) + "_relu.py"] = {{"mean", 1.0}};
+    for (int id = 1; id <= 5; ++id)
+        baseline["level1"][std::to_string(id) + "_relu.py"] = {{"mean", 1.0}};
     baseline["level1"]["1_relu.py"]["mean"] = results["1"][0]["ref_runtime"];
     std::ofstream(dir / "baseline.json") << baseline.dump();
     auto analysis = kbench::test::run_command(shell(
-        {KBENCH_TEST_PYTHON, std::string(KBENCH_SOURCE_DIR) + "/tests/python/kernelbench_analysis.py",
-         "--eval-results", (run / "eval_results.json").string(), "--baseline",
-         (dir / "baseline.json").string(), "--level", "1", "--problems-jsonl",
-         (dir / "problems.jsonl").string()}));
+        {KBENCH_TEST_PYTHON,
+         std::string(KBENCH_SOURCE_DIR) + "/tests/python/kernelbench_analysis.py", "--eval-results",
+         (run / "eval_results.json").string(), "--baseline", (dir / "baseline.json").string(),
+         "--level", "1", "--problems-jsonl", (dir / "problems.jsonl").string()}));
     ASSERT_EQ(analysis.exit_code, 0) << analysis.err;
     json kb = json::parse(analysis.out);
     EXPECT_EQ(kb["total_count"], 5);
@@ -359,9 +350,9 @@ TEST(Run, ExitCodesAndOneLineErrors) {
     // Nothing usable: the error says what it found and skipped.
     fs::create_directories(dir / "links");
     for (int id : {1, 2})
-        fs::create_symlink(dir / "gone.py", dir / "links" /
-                                                ("level_1_problem_" + std::to_string(id) +
-                                                 "_sample_0_kernel.py"));
+        fs::create_symlink(
+            dir / "gone.py",
+            dir / "links" / ("level_1_problem_" + std::to_string(id) + "_sample_0_kernel.py"));
     auto none = kbench::test::run_command(shell(eval_args(dir, "links", dir / "links")) + " -q");
     EXPECT_EQ(none.exit_code, 2);
     EXPECT_NE(none.err.find("found 2 candidate file(s), skipped 2 dangling link"),
@@ -379,8 +370,8 @@ TEST(Run, ExitCodesAndOneLineErrors) {
 
     std::ofstream(dir / "a-file") << "x";
     auto unwritable = eval_args(dir, "x", dir / "good");
-    unwritable[std::find(unwritable.begin(), unwritable.end(), "--runs-dir") - unwritable.begin() + 1] =
-        (dir / "a-file" / "runs").string();
+    unwritable[std::find(unwritable.begin(), unwritable.end(), "--runs-dir") - unwritable.begin() +
+               1] = (dir / "a-file" / "runs").string();
     auto u = kbench::test::run_command(shell(unwritable));
     EXPECT_EQ(u.exit_code, 2);
     EXPECT_NE(u.err.find("cannot write the run folder"), std::string::npos) << u.err;
@@ -449,8 +440,8 @@ class ModelNew(torch.nn.Module):
     write_candidate(dir / "cands", 2, 0, kHonest);
     auto args = eval_args(dir, "hostile", dir / "cands");
     args.insert(args.end(), {"--no-timing", "-q"});
-    auto r = kbench::test::run_command("KBENCH_SANDBOX_DISABLE=pid_namespace,landlock " +
-                                       shell(args));
+    auto r =
+        kbench::test::run_command("KBENCH_SANDBOX_DISABLE=pid_namespace,landlock " + shell(args));
     EXPECT_EQ(r.exit_code, 1) << r.err;
     auto stored = by_problem(dir / "runs" / "hostile" / "kbench.db");
     ASSERT_EQ(stored.size(), 2u) << r.err;

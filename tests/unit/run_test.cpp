@@ -26,13 +26,13 @@ using schedule::ItemRecord;
 
 TEST(RunPlan, StoredVerdictsAreDoneHarnessFailuresAndAbnormalEndsAreRedone) {
     std::vector<ItemRecord> records = {
-        {std::nullopt, 0},           // 0: new
-        {"correct", 0},              // 1: done
-        {"infra_error", 0},          // 2: kbench's own failure: again
-        {std::nullopt, 1},           // 3: one abnormal end: alone, first
-        {std::nullopt, 2},           // 4: two: condemned
-        {"incorrect", 3},            // 5: a verdict ends the attempts
-        {"infra_error", 2},          // 6: a stored infra_error ends them too
+        {std::nullopt, 0},   // 0: new
+        {"correct", 0},      // 1: done
+        {"infra_error", 0},  // 2: kbench's own failure: again
+        {std::nullopt, 1},   // 3: one abnormal end: alone, first
+        {std::nullopt, 2},   // 4: two: condemned
+        {"incorrect", 3},    // 5: a verdict ends the attempts
+        {"infra_error", 2},  // 6: a stored infra_error ends them too
     };
     auto plan = schedule::plan_run(records, false);
     EXPECT_EQ(plan.done, (std::vector<std::size_t>{1, 5}));
@@ -209,7 +209,7 @@ TEST(KernelBenchView, EqualsKernelBenchsAnalysisOnItsFixture) {
             v.problem.id = std::stoi(key);
             v.candidate.sample_id = e["sample_id"].get<int>();
             bool compiled = e["compiled"].get<bool>();
-            v.status = !compiled ? Status::compile_error
+            v.status = !compiled                      ? Status::compile_error
                        : e["correctness"].get<bool>() ? Status::correct
                                                       : Status::incorrect;
             double runtime = e["runtime"].get<double>();
@@ -281,8 +281,9 @@ TEST(Summary, ATableAProblemTheMissingOnesUnconvergedTimingsAndTheFiles) {
         << text;
     // Sample 1's timing did not converge: named.
     EXPECT_NE(text.find("warning: 1 timing(s) did not converge"), std::string::npos) << text;
-    EXPECT_NE(text.find("level 1 problem 1 (1_relu), sample 1 (level_1_problem_1_sample_1_kernel.py)"),
-              std::string::npos)
+    EXPECT_NE(
+        text.find("level 1 problem 1 (1_relu), sample 1 (level_1_problem_1_sample_1_kernel.py)"),
+        std::string::npos)
         << text;
     EXPECT_NE(text.find("/runs/x/verdicts.jsonl"), std::string::npos) << text;
     // KernelBench's view counts sample 0 only: problem 1's sample 0 is wrong.
@@ -300,7 +301,8 @@ TEST(Summary, ATableAProblemTheMissingOnesUnconvergedTimingsAndTheFiles) {
     std::ostringstream untimed;
     report::SummaryReporter(untimed).finish(o);
     EXPECT_TRUE(std::regex_search(untimed.str(), std::regex(R"(fast_1\s+n/a)"))) << untimed.str();
-    EXPECT_TRUE(std::regex_search(untimed.str(), std::regex(R"(fast_0\s+33\.3%)"))) << untimed.str();
+    EXPECT_TRUE(std::regex_search(untimed.str(), std::regex(R"(fast_0\s+33\.3%)")))
+        << untimed.str();
 }
 
 TEST(Progress, OnATerminalLogLinesClearTheStatusLineAndItComesBackBelowThem) {
@@ -314,8 +316,7 @@ TEST(Progress, OnATerminalLogLinesClearTheStatusLineAndItComesBackBelowThem) {
     std::string text = out.str();
     // Each line printed while the status line is drawn starts by clearing it, and the status
     // line is drawn again after it.
-    EXPECT_NE(text.find("\r\033[Kkbench [1.0 s] a log line\n1/2 done"), std::string::npos)
-        << text;
+    EXPECT_NE(text.find("\r\033[Kkbench [1.0 s] a log line\n1/2 done"), std::string::npos) << text;
     EXPECT_NE(text.find("\r\033[Klevel 1 problem 2 (2_relu), sample 0 (b.py): incorrect\n2/2 done"),
               std::string::npos)
         << text;

@@ -1,0 +1,158 @@
+#include "schedule/eval_run.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <iostream>
+#include <mutex>
+
+#include "core/error.hpp"
+#include "schedule/evaluator.hpp"
+#include "schedule/interruption.hpp"
+
+namespace kbench::schedule {
+namespace {
+
+fs::path writable_folder(const fs::path& dir) {
+    std::error_code error;
+    fs::create_directories(dir, error);
+    if (error || ::access(dir.c_str(), W_OK) != 0)
+        throw UsageError("cannot write the run folder " + dir.string() + ": " +
+                             (error ? error.message() : std::string("permission denied")),
+                         "pass --runs-dir (or --run) to a folder you can write");
+    return dir;
+}
+
+}  // namespace
+
+EvalRun::EvalRun(const fs::path& run_dir, const std::optional<fs::path>& db,
+                 const CheckConfig& settings, std::vector<EvalItem> items, bool force)
+    : dir_(writable_folder(run_dir)), settings_(settings), items_(std::move(items)) {
+    lock_ = std::make_unique<store::RunLock>(dir_);
+    store_ = store::open_sqlite_store(db ? *db : dir_ / "kbench.db");
+    // A run keeps the settings it was made with: other settings are another run.
+    if (auto before = store_->meta("config")) {
+        CheckConfig earlier = CheckConfig::from_json(json::parse(*before));
+        auto differences = earlier.differences(settings_);
+        if (!differences.empty()) {
+            std::string fields;
+            for (const auto& d : differences) fields += (fields.empty() ? "" : ", ") + d;
+            throw UsageError("the run " + dir_.string() +
+                                 " was made with other settings (they differ in " + fields + ")",
+                             "use another --run name for these settings, or the run's own");
+        }
+    } else {
+        store_->set_meta("config", settings_.to_json().dump());
+    }
+    std::vector<ItemRecord> records;
+    for (const auto& item : items_) {
+        ItemRecord r;
+        if (auto stored = store_->find(item.key)) r.status = stored->status;
+        r.attempts = store_->attempts(item.key);
+        records.push_back(r);
+    }
+    plan_ = plan_run(records, force);
+}
+
+EvalRun::~EvalRun() = default;
+
+// Items with the same code (two samples alike, two problems alike) share a key and a verdict;
+// each reports under its own name.
+Verdict EvalRun::verdict_of(const store::StoredVerdict& stored, const EvalItem& item) const {
+    Verdict v = Verdict::from_json(stored.verdict);
+    v.problem.level = item.problem.level;
+    v.problem.id = item.problem.id;
+    v.problem.name = item.problem.name;
+    v.candidate.sample_id = item.candidate.sample_id;
+    v.candidate.path = candidate_spec(item).path.string();
+    return v;
+}
+
+void EvalRun::record(const EvalItem& item, const Verdict& v, report::Reporter& out) {
+    std::lock_guard<std::mutex> guard(record_mutex_);
+    if (InterruptGuard::interrupted()) return;  // its workers were killed under it
+    store_->put({item.key, item.candidate.level, item.candidate.problem_id,
+                 item.candidate.sample_id, std::string(to_string(v.status)), v.to_json()});
+    std::erase(in_flight_, item.key);
+    out.verdict(v);
+}
+
+void EvalRun::fill(report::RunOutcome& outcome, int signal) const {
+    outcome.run_dir = dir_.string();
+    outcome.verdicts.clear();
+    outcome.not_evaluated = 0;
+    for (const auto& item : items_)
+        if (auto stored = store_->find(item.key))
+            outcome.verdicts.push_back(verdict_of(*stored, item));
+        else
+            ++outcome.not_evaluated;
+    outcome.signal = signal;
+}
+
+report::RunOutcome EvalRun::execute(const std::optional<EngineOptions>& engine,
+                                    report::Reporter& out, report::RunOutcome outcome,
+                                    const std::function<void(const std::string&)>& log) {
+    for (std::size_t i : plan_.done)
+        out.stored(verdict_of(*store_->find(items_[i].key), items_[i]));
+
+    // Verdicts are recorded one at a time; an interruption takes the same lock, so that what it
+    // writes holds every verdict stored and no verdict is stored after it.
+    InterruptGuard guard([&](int signal, Origin origin) {
+        std::lock_guard<std::mutex> hold(record_mutex_);
+        // An interruption from outside is no attempt of the candidates it stopped; one whose
+        // sender kbench cannot vouch for counts, as an abnormal end does (a candidate that stops
+        // runs that way gets its crash verdict all the same).
+        if (origin == Origin::outside)
+            for (const auto& key : in_flight_) store_->cancel_attempt(key);
+        report::RunOutcome r = outcome;
+        fill(r, signal);
+        out.finish(r);
+        if (origin != Origin::outside && !in_flight_.empty())
+            std::cerr << "kbench: the signal's sender could not be verified (gone, queued, or "
+                         "kbench was stopped meanwhile): the "
+                      << in_flight_.size() << " evaluation(s) under way count as attempts\n";
+        std::cerr << "kbench: interrupted; " << r.verdicts.size() << " verdict(s) kept in "
+                  << dir_.string() << "; run the same command again to resume" << std::endl;
+    });
+
+    for (const auto& [index, attempts] : plan_.condemned) {
+        const auto& item = items_[index];
+        Verdict v = make_verdict(settings_, problem_spec(item.problem), candidate_spec(item), "");
+        v.status = Status::crash;
+        v.reason = condemned_reason(attempts);
+        record(item, v, out);
+    }
+    if (needs_engine()) {
+        if (!engine) throw std::logic_error("EvalRun::execute: items left and no engine");
+        auto stored = [&](const EvalItem& item, const Verdict& v, const std::string&) {
+            record(item, v, out);
+        };
+        auto started = [&](const EvalItem& item) {
+            std::lock_guard<std::mutex> hold(record_mutex_);
+            if (InterruptGuard::interrupted()) return;
+            store_->begin_attempt(item.key);
+            in_flight_.push_back(item.key);
+        };
+        EvalEngine workers(*engine);  // started once: every pass below uses its workers
+        for (std::size_t index : plan_.suspects) {
+            if (log)
+                log(items_[index].candidate.source +
+                    ": the last run stopped while evaluating it; evaluating it alone first");
+            workers.run({items_[index]}, stored, started);
+        }
+        std::vector<EvalItem> rest;
+        for (std::size_t index : plan_.rest) rest.push_back(items_[index]);
+        workers.run(rest, stored, started);
+    }
+    for (const auto& h : InterruptGuard::take_all_hostile())
+        if (log)
+            log("ignored a signal (" + std::to_string(h.signal) + ") from pid " +
+                std::to_string(h.sender) + ", a process under kbench's own workers");
+
+    std::lock_guard<std::mutex> hold(record_mutex_);
+    fill(outcome, 0);
+    out.finish(outcome);
+    return outcome;
+}
+
+}  // namespace kbench::schedule
