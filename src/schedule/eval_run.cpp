@@ -45,13 +45,16 @@ EvalRun::EvalRun(const fs::path& run_dir, const std::optional<fs::path>& db,
         store_->set_meta("config", settings_.to_json().dump());
     }
     std::vector<ItemRecord> records;
+    std::vector<std::optional<store::StoredVerdict>> found;
     for (const auto& item : items_) {
         ItemRecord r;
-        if (auto stored = store_->find(item.key)) r.status = stored->status;
+        found.push_back(store_->find(item.key));
+        if (found.back()) r.status = found.back()->status;
         r.attempts = store_->attempts(item.key);
         records.push_back(r);
     }
     plan_ = plan_run(records, force);
+    for (std::size_t i : plan_.done) done_.push_back(std::move(*found[i]));
 }
 
 EvalRun::~EvalRun() = default;
@@ -92,8 +95,8 @@ void EvalRun::fill(report::RunOutcome& outcome, int signal) const {
 report::RunOutcome EvalRun::execute(const std::optional<EngineOptions>& engine,
                                     report::Reporter& out, report::RunOutcome outcome,
                                     const std::function<void(const std::string&)>& log) {
-    for (std::size_t i : plan_.done)
-        out.stored(verdict_of(*store_->find(items_[i].key), items_[i]));
+    for (std::size_t k = 0; k < plan_.done.size(); ++k)
+        out.stored(verdict_of(done_[k], items_[plan_.done[k]]));
 
     // Verdicts are recorded one at a time; an interruption takes the same lock, so that what it
     // writes holds every verdict stored and no verdict is stored after it.

@@ -53,6 +53,7 @@ class EvalRun {
     CheckConfig settings_;
     std::vector<EvalItem> items_;
     RunPlan plan_;
+    std::vector<store::StoredVerdict> done_;  // the stored verdicts of plan_.done, in its order
     std::mutex record_mutex_;
     std::vector<std::string> in_flight_;
 };
