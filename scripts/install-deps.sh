@@ -8,7 +8,7 @@ TORCH_SPEC=${KBENCH_TORCH_SPEC:-torch==2.11.0}
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO=sudo
 
-packages="cmake g++ ninja-build pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libsqlite3-dev sqlite3 clang-format"
+packages="cmake g++ ninja-build pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libsqlite3-dev sqlite3 clang-format libcurl4-openssl-dev"
 missing=""
 for p in $packages; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

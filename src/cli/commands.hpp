@@ -15,5 +15,8 @@ Command add_check_command(CLI::App& app);
 Command add_eval_command(CLI::App& app, const std::string& command_line);
 Command add_dataset_command(CLI::App& app);
 Command add_rules_command(CLI::App& app);
+Command add_generate_command(CLI::App& app, const std::string& command_line);
+Command add_refine_command(CLI::App& app, const std::string& command_line);
+Command add_prompt_command(CLI::App& app);
 
 }  // namespace kbench::cli

@@ -46,31 +46,6 @@ std::string slug(const std::string& text) {
     return std::regex_replace(name, std::regex(R"([^A-Za-z0-9_.-]+)"), "_");
 }
 
-// The physical GPUs of --gpus, checked against what is visible.
-std::vector<std::string> gpu_ids(const std::string& spec, bool asked_for_cuda) {
-    int count = schedule::count_gpus();
-    std::vector<std::string> ids;
-    if (spec == "all") {
-        for (int i = 0; i < count; ++i) ids.push_back(schedule::physical_gpu(i));
-        return ids;
-    }
-    if (count == 0)
-        throw UsageError("--gpus " + spec + ": no GPU is visible on this machine",
-                         asked_for_cuda ? "check nvidia-smi, or use --device cpu"
-                                        : "use --device cpu, or check nvidia-smi");
-    std::stringstream in(spec);
-    for (std::string id; std::getline(in, id, ',');) {
-        if (id.empty()) continue;
-        if (!std::regex_match(id, std::regex(R"(\d+)")) || std::stoi(id) >= count)
-            throw UsageError("--gpus " + spec + ": '" + id + "' is not a GPU here",
-                             "this machine has " + std::to_string(count) +
-                                 " GPU(s): use ordinals from 0 to " + std::to_string(count - 1) +
-                                 ", or all");
-        ids.push_back(schedule::physical_gpu(std::stoi(id)));
-    }
-    return ids;
-}
-
 // Selected problems no candidate answers, with why (the skipped files of that problem, or
 // none at all).
 std::vector<report::Unanswered> unanswered(const std::vector<dataset::Problem>& problems,
@@ -112,26 +87,9 @@ std::string no_candidates_message(const std::string& spec, const dataset::Candid
 
 int run_eval(const EvalOptions& o, const std::string& command_line) {
     std::string python = build::find_python(o.run.python);
-    bool cpu = o.device == "cpu";
-    std::vector<std::string> gpus;
-    if (!cpu) {
-        if (o.device != "auto" && o.device.rfind("cuda", 0) != 0)
-            throw UsageError("unknown device '" + o.device + "'", "use auto, cpu or cuda");
-        gpus = gpu_ids(o.gpus, o.device != "auto");
-        if (gpus.empty()) {
-            if (o.device != "auto")
-                throw UsageError("no GPU is visible", "use --device cpu, or check nvidia-smi");
-            cpu = true;
-        }
-    } else if (o.gpus != "all") {
-        throw UsageError("--gpus is for evaluations on GPUs, and the device is cpu",
-                         "leave --gpus out, or use --device cuda");
-    }
-    if (!cpu && o.cpu_judges != 1)
-        throw UsageError("--cpu-judges is for evaluations on the CPU",
-                         "add --device cpu, or leave --cpu-judges out to use the GPUs");
-    if (cpu && o.cpu_judges > 1) schedule::split_cores(schedule::usable_cores(), o.cpu_judges);
-    std::string device_kind = cpu ? "cpu" : "cuda";
+    auto devices = select_devices(o.device, o.gpus, o.cpu_judges);
+    const std::vector<std::string>& gpus = devices.gpus;
+    const std::string& device_kind = devices.kind;
     CheckConfig config = make_config(o.run, device_kind);
     nlohmann::json kb_baseline;
     if (o.kernelbench_baseline) {

@@ -24,6 +24,9 @@ int main(int argc, char** argv) {
     auto eval = kbench::cli::add_eval_command(app, command_line);
     auto dataset = kbench::cli::add_dataset_command(app);
     auto rules = kbench::cli::add_rules_command(app);
+    auto generate = kbench::cli::add_generate_command(app, command_line);
+    auto refine = kbench::cli::add_refine_command(app, command_line);
+    auto prompt = kbench::cli::add_prompt_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -41,6 +44,9 @@ int main(int argc, char** argv) {
         if (app.got_subcommand("eval")) return eval();
         if (app.got_subcommand("dataset")) return dataset();
         if (app.got_subcommand("rules")) return rules();
+        if (app.got_subcommand("generate")) return generate();
+        if (app.got_subcommand("refine")) return refine();
+        if (app.got_subcommand("prompt")) return prompt();
     } catch (const kbench::Error& e) {
         std::cerr << "kbench: error: " << e.what() << "\n";
         if (!e.hint().empty()) std::cerr << "  what to do: " << e.hint() << "\n";

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <iomanip>
 #include <iostream>
+#include <regex>
 #include <sstream>
 
 #include "build/toolchain.hpp"
@@ -10,6 +11,7 @@
 #include "core/files.hpp"
 #include "integrity/rules.hpp"
 #include "report/progress.hpp"
+#include "schedule/devices.hpp"
 
 namespace kbench::cli {
 
@@ -202,6 +204,59 @@ Backend detect_backend(const std::string& option, const std::string& code,
         code.find("from triton") != std::string::npos)
         return Backend::triton;
     return Backend::cuda;
+}
+
+namespace {
+
+// The physical GPUs of --gpus, checked against what is visible.
+std::vector<std::string> gpu_ids(const std::string& spec, bool asked_for_cuda) {
+    int count = schedule::count_gpus();
+    std::vector<std::string> ids;
+    if (spec == "all") {
+        for (int i = 0; i < count; ++i) ids.push_back(schedule::physical_gpu(i));
+        return ids;
+    }
+    if (count == 0)
+        throw UsageError("--gpus " + spec + ": no GPU is visible on this machine",
+                         asked_for_cuda ? "check nvidia-smi, or use --device cpu"
+                                        : "use --device cpu, or check nvidia-smi");
+    std::stringstream in(spec);
+    for (std::string id; std::getline(in, id, ',');) {
+        if (id.empty()) continue;
+        if (!std::regex_match(id, std::regex(R"(\d+)")) || std::stoi(id) >= count)
+            throw UsageError("--gpus " + spec + ": '" + id + "' is not a GPU here",
+                             "this machine has " + std::to_string(count) +
+                                 " GPU(s): use ordinals from 0 to " + std::to_string(count - 1) +
+                                 ", or all");
+        ids.push_back(schedule::physical_gpu(std::stoi(id)));
+    }
+    return ids;
+}
+
+}  // namespace
+
+DeviceSelection select_devices(const std::string& device, const std::string& gpus_spec,
+                               int cpu_judges) {
+    bool cpu = device == "cpu";
+    std::vector<std::string> gpus;
+    if (!cpu) {
+        if (device != "auto" && device.rfind("cuda", 0) != 0)
+            throw UsageError("unknown device '" + device + "'", "use auto, cpu or cuda");
+        gpus = gpu_ids(gpus_spec, device != "auto");
+        if (gpus.empty()) {
+            if (device != "auto")
+                throw UsageError("no GPU is visible", "use --device cpu, or check nvidia-smi");
+            cpu = true;
+        }
+    } else if (gpus_spec != "all") {
+        throw UsageError("--gpus is for evaluations on GPUs, and the device is cpu",
+                         "leave --gpus out, or use --device cuda");
+    }
+    if (!cpu && cpu_judges != 1)
+        throw UsageError("--cpu-judges is for evaluations on the CPU",
+                         "add --device cpu, or leave --cpu-judges out to use the GPUs");
+    if (cpu && cpu_judges > 1) schedule::split_cores(schedule::usable_cores(), cpu_judges);
+    return {cpu ? "cpu" : "cuda", cpu ? std::vector<std::string>{} : gpus};
 }
 
 }  // namespace kbench::cli

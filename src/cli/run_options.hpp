@@ -82,6 +82,14 @@ int exit_code(const std::vector<Verdict>& verdicts, bool failures_without_verdic
 // The verdict is the reference program's failure, not the candidate's.
 bool is_reference_failure(const Verdict& verdict);
 
+// Where an evaluation runs: --device (auto, cpu, cuda), --gpus (all, or ordinals) and
+// --cpu-judges, checked against the machine (UsageError saying what to change).
+struct DeviceSelection {
+    std::string kind;               // "cpu" or "cuda"
+    std::vector<std::string> gpus;  // physical ids, on GPUs
+};
+DeviceSelection select_devices(const std::string& device, const std::string& gpus, int cpu_judges);
+
 // A CLI11 check: an integer of at least 1, with a message that says so.
 CLI::Validator at_least_one();
 

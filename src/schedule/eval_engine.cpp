@@ -1,7 +1,9 @@
 #include "schedule/eval_engine.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
+#include <semaphore>
 #include <thread>
 
 #include "core/error.hpp"
@@ -129,45 +131,151 @@ void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink
                     std::lock_guard<std::mutex> guard(sink_mutex);
                     on_start(item);
                 }
-                Verdict verdict;
-                double began_s = InterruptGuard::now_s();
-                try {
-                    verdict = evaluators_[d]->evaluate(problem_spec(item.problem), specs[*index]);
-                } catch (const InfraError& e) {
+                if (!evaluate(d, item, specs[*index], sink, sink_mutex)) {
                     if (InterruptGuard::interrupted()) return;
-                    // This device is lost; another may finish its work.
                     queue.give_back(d, *index);
-                    if (options_.log) options_.log("device " + devices_[d] + " stops: " + e.what());
-                    failures_[d] = e.what();
-                    evaluators_[d].reset();
                     return;
                 }
-                if (InterruptGuard::interrupted()) return;  // its workers were killed under it
-                // A signal to kbench itself from this device's sandboxes: the candidate's attack.
-                auto hostile = InterruptGuard::take_hostile(evaluators_[d]->worker_pids(), began_s);
-                if (!hostile.empty()) {
-                    std::string what = "the candidate's processes sent " +
-                                       sandbox::describe_signal(hostile.front().signal) +
-                                       " to kbench itself (pid " +
-                                       std::to_string(hostile.front().sender) + ")";
-                    verdict.integrity.push_back({"signalled_kbench", "reject", what});
-                    verdict.status = Status::rejected;
-                    verdict.reason = what;
-                }
-                std::lock_guard<std::mutex> guard(sink_mutex);
-                sink(item, verdict, devices_[d]);
             }
         });
     }
     for (auto& t : workers) t.join();
     if (prebuild.joinable()) prebuild.join();
     if (InterruptGuard::interrupted()) return;
+    check_devices_left();
+}
+
+void EvalEngine::check_devices_left() const {
     bool all_lost = true;
     for (const auto& e : evaluators_) all_lost = all_lost && !e;
     if (all_lost)
         throw InfraError("every device stopped before the run finished: " + failures_.front(),
                          "check the devices (nvidia-smi) and run the same command again: "
                          "finished verdicts are kept");
+}
+
+bool EvalEngine::evaluate(std::size_t d, const EvalItem& item, const CandidateSpec& spec,
+                          const VerdictSink& sink, std::mutex& sink_mutex) {
+    Verdict verdict;
+    double began_s = InterruptGuard::now_s();
+    try {
+        verdict = evaluators_[d]->evaluate(problem_spec(item.problem), spec);
+    } catch (const InfraError& e) {
+        if (InterruptGuard::interrupted()) return false;
+        // This device is lost; another may finish its work.
+        if (options_.log) options_.log("device " + devices_[d] + " stops: " + e.what());
+        failures_[d] = e.what();
+        evaluators_[d].reset();
+        return false;
+    }
+    if (InterruptGuard::interrupted()) return false;  // its workers were killed under it
+    // A signal to kbench itself from this device's sandboxes: the candidate's attack.
+    auto hostile = InterruptGuard::take_hostile(evaluators_[d]->worker_pids(), began_s);
+    if (!hostile.empty()) {
+        std::string what = "the candidate's processes sent " +
+                           sandbox::describe_signal(hostile.front().signal) +
+                           " to kbench itself (pid " + std::to_string(hostile.front().sender) + ")";
+        verdict.integrity.push_back({"signalled_kbench", "reject", what});
+        verdict.status = Status::rejected;
+        verdict.reason = what;
+    }
+    std::lock_guard<std::mutex> guard(sink_mutex);
+    sink(item, verdict, devices_[d]);
+    return true;
+}
+
+void ItemFeed::push(EvalItem item) {
+    {
+        std::lock_guard<std::mutex> guard(mutex_);
+        if (listener_) listener_(item);
+        items_.push_back(std::move(item));
+    }
+    changed_.notify_all();
+}
+
+void ItemFeed::on_push(std::function<void(const EvalItem&)> listener) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    listener_ = std::move(listener);
+    if (listener_)
+        for (const auto& item : items_) listener_(item);
+}
+
+void ItemFeed::give_back(EvalItem item) {
+    {
+        std::lock_guard<std::mutex> guard(mutex_);
+        items_.push_front(std::move(item));
+    }
+    changed_.notify_all();
+}
+
+void ItemFeed::close() {
+    {
+        std::lock_guard<std::mutex> guard(mutex_);
+        closed_ = true;
+    }
+    changed_.notify_all();
+}
+
+bool ItemFeed::wait_for_item() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (items_.empty() && !closed_ && !InterruptGuard::interrupted())
+        changed_.wait_for(lock, std::chrono::milliseconds(100));
+    return !items_.empty();
+}
+
+std::optional<EvalItem> ItemFeed::next() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (items_.empty() && !closed_ && !InterruptGuard::interrupted())
+        changed_.wait_for(lock, std::chrono::milliseconds(100));
+    if (items_.empty() || InterruptGuard::interrupted()) return std::nullopt;
+    EvalItem item = std::move(items_.front());
+    items_.pop_front();
+    return item;
+}
+
+void EvalEngine::run(ItemFeed& feed, const VerdictSink& sink, const StartHook& on_start) {
+    const bool cpu = options_.env.device_kind == "cpu";
+    std::mutex sink_mutex;
+    std::mutex builds_mutex;
+    std::vector<std::thread> builds;  // on GPUs, one a candidate as it comes
+    // On GPUs each candidate builds as soon as it comes, while devices evaluate others (the
+    // pool bounds how many build at once). On a CPU builds would disturb timings: each is
+    // built when its evaluation begins.
+    std::counting_semaphore<1024> building(std::clamp(builds_->width(), 1, 1024));
+    if (!cpu)
+        feed.on_push([&](const EvalItem& item) {
+            std::lock_guard<std::mutex> guard(builds_mutex);
+            builds.emplace_back([this, &building, spec = candidate_spec(item)] {
+                building.acquire();
+                builds_->prebuild({spec});
+                building.release();
+            });
+        });
+    std::vector<std::thread> workers;
+    for (std::size_t d = 0; d < devices_.size(); ++d) {
+        if (!evaluators_[d]) continue;
+        workers.emplace_back([&, d] {
+            while (!InterruptGuard::interrupted()) {
+                auto item = feed.next();
+                if (!item) return;
+                CandidateSpec spec = candidate_spec(*item);
+                if (on_start) {
+                    std::lock_guard<std::mutex> guard(sink_mutex);
+                    on_start(*item);
+                }
+                if (!evaluate(d, *item, spec, sink, sink_mutex)) {
+                    if (!InterruptGuard::interrupted()) feed.give_back(std::move(*item));
+                    return;
+                }
+            }
+        });
+    }
+    for (auto& t : workers) t.join();
+    feed.on_push({});
+    std::lock_guard<std::mutex> guard(builds_mutex);
+    for (auto& t : builds) t.join();
+    if (InterruptGuard::interrupted()) return;
+    check_devices_left();
 }
 
 }  // namespace kbench::schedule

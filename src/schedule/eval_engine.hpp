@@ -1,7 +1,10 @@
 #pragma once
 
+#include <condition_variable>
+#include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -30,6 +33,28 @@ CandidateSpec candidate_spec(const EvalItem& item);
 // The key a verdict of this problem, candidate, backend and configuration is stored under.
 std::string item_key(const dataset::Problem& problem, const dataset::Candidate& candidate,
                      Backend backend, const CheckConfig& config);
+
+// Items that come while the engine runs (a refinement: each verdict may bring the next turn's
+// candidate). next() waits for one; it returns nothing once the feed is closed and empty, or
+// kbench is interrupted.
+class ItemFeed {
+  public:
+    void push(EvalItem item);
+    void give_back(EvalItem item);  // a lost device's item, first in line again
+    void close();
+    std::optional<EvalItem> next();
+    // Waits until an item is waiting or the feed is closed; true for an item.
+    bool wait_for_item();
+    // Called with every item pushed from now on, and at once with those waiting.
+    void on_push(std::function<void(const EvalItem&)> listener);
+
+  private:
+    std::mutex mutex_;
+    std::function<void(const EvalItem&)> listener_;
+    std::condition_variable changed_;
+    std::deque<EvalItem> items_;
+    bool closed_ = false;
+};
 
 struct EngineOptions {
     CheckConfig config;
@@ -63,9 +88,18 @@ class EvalEngine {
     void run(const std::vector<EvalItem>& items, const VerdictSink& sink,
              const StartHook& on_start = {});
 
+    // The same for items as they come: each device takes the next item of the feed; on GPUs
+    // each item is built as soon as it comes. Returns when the feed is closed and empty.
+    void run(ItemFeed& feed, const VerdictSink& sink, const StartHook& on_start = {});
+
     std::size_t devices() const { return devices_.size(); }
 
   private:
+    // Evaluates one item on device d; false when the device is lost (the item is not done).
+    bool evaluate(std::size_t d, const EvalItem& item, const CandidateSpec& spec,
+                  const VerdictSink& sink, std::mutex& sink_mutex);
+    void check_devices_left() const;
+
     EngineOptions options_;
     std::vector<std::string> devices_;
     std::unique_ptr<BuilderPool> builds_;

@@ -3,45 +3,11 @@
 #include <mutex>
 
 #include "core/error.hpp"
+#include "store/sqlite_statement.hpp"
 #include "store/verdict_store.hpp"
 
 namespace kbench::store {
 namespace {
-
-class Statement {
-  public:
-    Statement(sqlite3* db, const char* sql) : db_(db) {
-        if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK)
-            throw InfraError(std::string("SQLite: ") + sqlite3_errmsg(db));
-    }
-    ~Statement() { sqlite3_finalize(stmt_); }
-    Statement(const Statement&) = delete;
-    Statement& operator=(const Statement&) = delete;
-
-    Statement& bind(int index, const std::string& text) {
-        sqlite3_bind_text(stmt_, index, text.c_str(), int(text.size()), SQLITE_TRANSIENT);
-        return *this;
-    }
-    Statement& bind(int index, int value) {
-        sqlite3_bind_int(stmt_, index, value);
-        return *this;
-    }
-    bool step() {
-        int rc = sqlite3_step(stmt_);
-        if (rc == SQLITE_ROW) return true;
-        if (rc == SQLITE_DONE) return false;
-        throw InfraError(std::string("SQLite: ") + sqlite3_errmsg(db_));
-    }
-    std::string text(int column) const {
-        auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
-        return p ? std::string(p, std::size_t(sqlite3_column_bytes(stmt_, column))) : std::string();
-    }
-    int integer(int column) const { return sqlite3_column_int(stmt_, column); }
-
-  private:
-    sqlite3* db_;
-    sqlite3_stmt* stmt_ = nullptr;
-};
 
 class SqliteStore final : public VerdictStore {
   public:
