@@ -1,4 +1,5 @@
 // kbench refine: generate, evaluate and feed back what the evaluation found, turn after turn.
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <fstream>
@@ -72,10 +73,11 @@ class ChainQueue {
         }
         changed_.notify_one();
     }
-    void close() {
+    void close(bool drop_waiting = false) {
         {
             std::lock_guard<std::mutex> guard(mutex_);
             closed_ = true;
+            if (drop_waiting) waiting_.clear();
         }
         changed_.notify_all();
     }
@@ -123,6 +125,9 @@ class Refinement {
 
   private:
     void generate_turns();
+    // The engine on the run's devices, fed with candidates as the model gives them.
+    void evaluate(const std::string& python, const std::vector<std::string>& gpus,
+                  fs::path& scratch);
     void ask(std::size_t c);
     void submit(std::size_t c, const llm::TurnResult& result);
     void on_verdict(std::size_t c, const schedule::EvalItem& item, const Verdict& verdict);
@@ -149,6 +154,8 @@ class Refinement {
     std::vector<Chain> chains_;
     mutable std::mutex mutex_;  // chains_ and what follows
     std::size_t unfinished_ = 0;
+    std::atomic<bool> engine_wanted_{false};
+    std::vector<std::string> in_flight_;  // keys of the evaluations under way
     ChainQueue asks_;
     schedule::ItemFeed feed_;
 };
@@ -181,6 +188,8 @@ int Refinement::run() {
     store::RunLock lock(run_dir_);
     verdicts_ = store::open_sqlite_store(run_dir_ / "kbench.db");
     records_ = std::make_unique<store::ModelRecords>(run_dir_ / "kbench.db");
+    // A request that goes to the provider means work this run has not done yet: the engine starts.
+    client_options.on_send = [this] { engine_wanted_ = true; };
     client_options.cache = [this](const std::string& key) -> std::optional<llm::ChatAnswer> {
         auto call = records_->answered(key);
         if (!call) return std::nullopt;
@@ -198,8 +207,12 @@ int Refinement::run() {
              client_->provider().name + " " + o_.model.model + ", evaluated on " + device_kind_ +
              "; run folder " + run_dir_.string());
 
-    schedule::InterruptGuard guard([&](int signal, schedule::Origin) {
+    schedule::InterruptGuard guard([&](int signal, schedule::Origin origin) {
         std::lock_guard<std::mutex> hold(mutex_);
+        // As in eval: an interruption kbench can vouch for is no attempt of the candidates it
+        // stopped; any other keeps their attempts (two such ends make a crash verdict).
+        if (origin == schedule::Origin::outside)
+            for (const auto& key : in_flight_) verdicts_->cancel_attempt(key);
         std::cerr << "kbench: interrupted (" << sandbox::describe_signal(signal)
                   << "): every answer and verdict so far is kept in " << run_dir_.string()
                   << "\n  to go on (nothing is asked or evaluated twice): " << command_line_
@@ -210,23 +223,22 @@ int Refinement::run() {
     for (int w = 0; w < std::min<int>(o_.model.concurrency, int(chains_.size())); ++w)
         askers.emplace_back([this] { generate_turns(); });
 
-    // The engine (judges importing torch) starts once the first candidate needs it, while the
-    // model keeps answering.
+    // The engine (judges importing torch, a minute on a cold GPU machine) starts as soon as the
+    // run asks the model anything new, while the model answers; a run whose every turn is in
+    // its records starts it only if a candidate still needs a verdict.
     fs::path scratch;
-    if (feed_.wait_for_item()) {
-        auto options =
-            make_engine_options(o_.run, config_, python, device_kind_, devices.gpus, o_.cpu_judges,
-                                "kbench-refine-", run_dir_ / "logs", scratch, log_);
-        schedule::EvalEngine engine(options);
-        engine.run(
-            feed_,
-            [this](const schedule::EvalItem& item, const Verdict& v, const std::string&) {
-                std::size_t c = std::size_t(item.candidate.sample_id);
-                verdicts_->put({item.key, item.problem.level, item.problem.id, chains_[c].sample,
-                                std::string(to_string(v.status)), v.to_json()});
-                on_verdict(c, item, v);
-            },
-            [this](const schedule::EvalItem& item) { verdicts_->begin_attempt(item.key); });
+    while (!engine_wanted_ && !feed_.has_items() && !feed_.closed() &&
+           !schedule::InterruptGuard::interrupted())
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    try {
+        if (!schedule::InterruptGuard::interrupted() && (feed_.has_items() || engine_wanted_))
+            evaluate(python, devices.gpus, scratch);
+    } catch (...) {
+        // No engine, no verdicts: ask the model nothing more, and let the requests under way end.
+        asks_.close(true);
+        feed_.close();
+        for (auto& t : askers) t.join();
+        throw;
     }
     for (auto& t : askers) t.join();
     if (!scratch.empty()) {
@@ -240,6 +252,31 @@ int Refinement::run() {
     for (const auto& chain : chains_)
         if (!chain.best) return 1;
     return 0;
+}
+
+void Refinement::evaluate(const std::string& python, const std::vector<std::string>& gpus,
+                          fs::path& scratch) {
+    auto options = make_engine_options(o_.run, config_, python, device_kind_, gpus, o_.cpu_judges,
+                                       "kbench-refine-", run_dir_ / "logs", scratch, log_);
+    schedule::EvalEngine engine(options);
+    engine.run(
+        feed_,
+        [this](const schedule::EvalItem& item, const Verdict& v, const std::string&) {
+            std::size_t c = std::size_t(item.candidate.sample_id);
+            {
+                std::lock_guard<std::mutex> guard(mutex_);
+                if (schedule::InterruptGuard::interrupted()) return;
+                std::erase(in_flight_, item.key);
+            }
+            verdicts_->put({item.key, item.problem.level, item.problem.id, chains_[c].sample,
+                            std::string(to_string(v.status)), v.to_json()});
+            on_verdict(c, item, v);
+        },
+        [this](const schedule::EvalItem& item) {
+            std::lock_guard<std::mutex> guard(mutex_);
+            verdicts_->begin_attempt(item.key);
+            in_flight_.push_back(item.key);
+        });
 }
 
 void Refinement::generate_turns() {

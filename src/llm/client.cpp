@@ -126,6 +126,7 @@ Exchange ModelClient::ask(const ChatRequest& request, const std::string& salt,
             "not sent: the spending cap of $" + fixed(*options_.max_cost, 2) + " is reached";
         return exchange;
     }
+    if (options_.on_send) options_.on_send();
     slots_.acquire();
     try {
         exchange = send(request, std::move(exchange), label);

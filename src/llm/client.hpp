@@ -44,6 +44,8 @@ struct ClientOptions {
     std::function<void(const std::string&)> log;
     // Answers the run already holds, by cache key.
     std::function<std::optional<ChatAnswer>(const std::string& key)> cache;
+    // Called as a request goes to the provider (not answered from the cache).
+    std::function<void()> on_send;
 };
 
 // Asks a model over HTTP: at most `concurrency` requests at once, retried with exponential

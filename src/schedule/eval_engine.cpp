@@ -223,6 +223,16 @@ bool ItemFeed::wait_for_item() {
     return !items_.empty();
 }
 
+bool ItemFeed::has_items() {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return !items_.empty();
+}
+
+bool ItemFeed::closed() {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return closed_;
+}
+
 std::optional<EvalItem> ItemFeed::next() {
     std::unique_lock<std::mutex> lock(mutex_);
     while (items_.empty() && !closed_ && !InterruptGuard::interrupted())

@@ -45,6 +45,8 @@ class ItemFeed {
     std::optional<EvalItem> next();
     // Waits until an item is waiting or the feed is closed; true for an item.
     bool wait_for_item();
+    bool has_items();
+    bool closed();
     // Called with every item pushed from now on, and at once with those waiting.
     void on_push(std::function<void(const EvalItem&)> listener);
 

@@ -7,7 +7,7 @@
 # to $OUT (default bench/out) as results.tar.gz (the device tool brings back few files) and
 # summary.txt.
 #
-#   tests/gpu/run.sh [STEP ...]   steps: build unit fixtures relu19 suite interrupt audit bandwidth
+#   tests/gpu/run.sh [STEP ...]   steps: build unit fixtures relu19 suite interrupt refine audit bandwidth
 #                                 health agreement (default: all, in order)
 #
 # KBENCH_JSONL (default local/kernelbench.jsonl) is a copy of (part of) the KernelBench problem set.
@@ -30,7 +30,7 @@ rm -rf "$OUT" && mkdir -p "$OUT" "$DEST"
 # Everything measured travels in one archive, also when a step fails.
 trap 'tar czf "$DEST/results.tar.gz" -C "$OUT" . ; grep -hE "wall_s|PASSED|FAILED|status|layer" "$OUT"/*.txt "$OUT"/*.log > "$DEST/summary.txt" 2>/dev/null' EXIT
 JSONL=${KBENCH_JSONL:-$ROOT/local/kernelbench.jsonl}
-STEPS=${*:-build unit fixtures relu19 suite interrupt audit bandwidth health agreement}
+STEPS=${*:-build unit fixtures relu19 suite interrupt refine audit bandwidth health agreement}
 want() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 PYTHON=${KBENCH_PYTHON:-$(command -v python3)}
 export KBENCH_CACHE=${KBENCH_CACHE:-$BUILD/cache}
@@ -74,9 +74,21 @@ if ! [ -f /usr/include/sqlite3.h ]; then
     SQLITE_ARGS=(-DSQLite3_INCLUDE_DIR="$BUILD/deps/usr/include" -DSQLite3_LIBRARY="$lib")
   fi
 fi
+# libcurl's headers likewise (kbench generate and refine), against the system's libcurl.so.4.
+CURL_ARGS=()
+if ! ls /usr/include/curl/curl.h /usr/include/*/curl/curl.h >/dev/null 2>&1; then
+  deb=$(ls "$ROOT"/local/debs/libcurl4-openssl-dev_*.deb 2>/dev/null | head -1)
+  lib=$(ls /usr/lib/x86_64-linux-gnu/libcurl.so.4 2>/dev/null | head -1)
+  if [ -n "$deb" ] && [ -n "$lib" ]; then
+    mkdir -p "$BUILD/deps" && dpkg-deb -x "$deb" "$BUILD/deps"
+    CURL_ARGS=(-DCURL_INCLUDE_DIR="$BUILD/deps/usr/include/x86_64-linux-gnu" -DCURL_LIBRARY="$lib")
+  else
+    echo "no libcurl headers (local/debs) or no libcurl.so.4: kbench builds without generate/refine"
+  fi
+fi
 configure_and_build() {  # SOURCE BINARY_DIR LOG
   cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython3_EXECUTABLE="$PYTHON" \
-    "${SQLITE_ARGS[@]}" > "$3" 2>&1 && cmake --build "$2" -j"$(nproc)" >> "$3" 2>&1
+    "${SQLITE_ARGS[@]}" "${CURL_ARGS[@]}" > "$3" 2>&1 && cmake --build "$2" -j"$(nproc)" >> "$3" 2>&1
 }
 
 step "build"
@@ -196,6 +208,39 @@ tail -5 "$OUT/interrupt_1.err"
   > "$OUT/interrupt_2.txt" 2> "$OUT/interrupt_2.err"
 echo "resumed rc $? (want 0)" | tee -a "$OUT/times.txt"
 head -12 "$OUT/interrupt_2.txt"
+fi
+
+if want refine; then
+step "refine on the GPU: a scripted model (no code first, then the suite's CUDA candidate, ${KBENCH_MODEL_DELAY:-3} s an answer) over the suite's level 1"
+rm -rf "$BUILD/runs-refine"
+mkdir -p "$BUILD/runs-refine"
+"$PYTHON" bench/llm/refine_script.py cuda "${KBENCH_MODEL_DELAY:-3}" > "$BUILD/runs-refine/script.json"
+"$PYTHON" tests/llm/fake_llm_server.py --script "$BUILD/runs-refine/script.json" \
+  --log "$OUT/refine_requests.jsonl" > "$BUILD/runs-refine/port.txt" &
+server=$!
+sleep 1
+port=$(awk '{print $2}' "$BUILD/runs-refine/port.txt")
+export NO_PROXY=127.0.0.1
+start=$(now)
+"$BUILD/kbench" refine --provider vllm --model scripted --base-url "http://127.0.0.1:$port/v1" \
+  --level 1 --turns 3 --until-speedup 0.01 --concurrency 3 --device cuda \
+  --runs-dir "$BUILD/runs-refine" --run refine > "$OUT/refine.txt" 2> "$OUT/refine.err"
+echo "refine rc $? (want 0) wall_s $(seconds_since "$start")" | tee -a "$OUT/times.txt"
+cp "$BUILD/runs-refine/refine/refine.json" "$OUT/" 2>/dev/null
+# When each answer came and each evaluation ran: the overlap of model and GPU.
+"$PYTHON" - "$BUILD/runs-refine/refine/kbench.db" <<'PY' | tee -a "$OUT/times.txt"
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+calls = [json.loads(r[0]) for r in db.execute("select record from model_calls")]
+model_s = sum(c["seconds"] for c in calls)
+evals = [json.loads(r[0]) for r in db.execute("select verdict from verdicts")]
+eval_s = sum(sum(v.get("phases_s", {}).values()) for v in evals)
+print(f"model answers {len(calls)} taking {model_s:.1f} s in all; evaluations {len(evals)} "
+      f"taking {eval_s:.1f} s in all")
+PY
+cat "$OUT/refine.txt"
+tail -20 "$OUT/refine.err"
+kill $server 2>/dev/null
 fi
 
 if want audit; then
