@@ -49,12 +49,13 @@ std::string slug(std::string text) {
     return text;
 }
 
-// The sample already has its candidate from an earlier run of the command.
+// The sample already has its candidate from an earlier run of the command, asked with these
+// settings (the same request: call_key).
 bool already_written(const std::vector<store::TurnRecord>& turns, const Task& t,
-                     const fs::path& path) {
+                     const fs::path& path, const std::string& call_key) {
     for (const auto& r : turns)
         if (r.level == t.problem.level && r.problem_id == t.problem.id && r.sample_id == t.sample &&
-            r.turn == 0 && !r.candidate_path.empty()) {
+            r.turn == 0 && !r.candidate_path.empty() && r.call_key == call_key) {
             std::error_code error;
             if (!fs::exists(path, error)) return false;
             try {
@@ -126,6 +127,7 @@ int run_generate(const GenerateOptions& o, const std::string& command_line) {
     }
     store::RunLock lock(run_dir);
     store::ModelRecords records(run_dir / "kbench.db");
+    records.claim("generate", run_dir);
     client_options.cache = [&records](const std::string& key) -> std::optional<llm::ChatAnswer> {
         auto call = records.answered(key);
         if (!call) return std::nullopt;
@@ -161,34 +163,41 @@ int run_generate(const GenerateOptions& o, const std::string& command_line) {
                 fs::path path =
                     run_dir / llm::candidate_file_name(t.problem.level, t.problem.id, t.sample);
                 std::string label = llm::sample_label(t.problem.level, t.problem.id, t.sample);
-                if (already_written(turns, t, path)) {
-                    ++tally.kept;
-                    continue;
-                }
-                auto result = generator.ask(t.problem, t.sample, 0,
-                                            generator.first_messages(t.problem, backend), path);
-                store::TurnRecord record{t.problem.level, t.problem.id, t.sample, 0,
-                                         result.exchange.key};
-                record.candidate_path = result.candidate_path.string();
-                record.candidate_sha256 = result.candidate_sha256;
-                record.extraction_error = result.extraction.error;
-                std::string line;
-                if (result.exchange.over_budget) {
-                    ++tally.not_asked;
-                    continue;
-                } else if (!result.exchange.ok) {
+                try {
+                    auto first = generator.first_messages(t.problem, backend);
+                    if (already_written(turns, t, path, generator.cache_key(first, t.sample))) {
+                        ++tally.kept;
+                        continue;
+                    }
+                    auto result = generator.ask(t.problem, t.sample, 0, first, path);
+                    store::TurnRecord record{t.problem.level, t.problem.id, t.sample, 0,
+                                             result.exchange.key};
+                    record.candidate_path = result.candidate_path.string();
+                    record.candidate_sha256 = result.candidate_sha256;
+                    record.extraction_error = result.extraction.error;
+                    std::string line;
+                    if (result.exchange.over_budget) {
+                        ++tally.not_asked;
+                        continue;
+                    } else if (!result.exchange.ok) {
+                        ++tally.failed;
+                        line = "request failed: " + result.exchange.error;
+                    } else if (result.candidate_path.empty()) {
+                        ++tally.no_code;
+                        line = "no candidate in the answer: " + result.extraction.error;
+                    } else {
+                        ++tally.written;
+                        line = "wrote " + result.candidate_path.filename().string() +
+                               (result.exchange.cached ? " (answer from this run's records)" : "");
+                    }
+                    if (result.exchange.ok) records.put_turn(record);
+                    if (log) log(label + ": " + line);
+                } catch (const std::exception& e) {
+                    // The sample fails (a file that cannot be written, a full disk); the others go
+                    // on.
                     ++tally.failed;
-                    line = "request failed: " + result.exchange.error;
-                } else if (result.candidate_path.empty()) {
-                    ++tally.no_code;
-                    line = "no candidate in the answer: " + result.extraction.error;
-                } else {
-                    ++tally.written;
-                    line = "wrote " + result.candidate_path.filename().string() +
-                           (result.exchange.cached ? " (answer from this run's records)" : "");
+                    if (log) log(label + ": failed in kbench: " + e.what());
                 }
-                if (result.exchange.ok) records.put_turn(record);
-                if (log) log(label + ": " + line);
             }
         });
     for (auto& t : workers) t.join();
@@ -201,10 +210,10 @@ int run_generate(const GenerateOptions& o, const std::string& command_line) {
               << ", answers without code: " << tally.no_code
               << ", failed requests: " << tally.failed;
     if (tally.not_asked) std::cout << ", not asked (spending cap): " << tally.not_asked;
-    std::cout << "\n  requests answered: " << spend.requests << " (" << spend.cached
-              << " from this run's records); tokens: " << spend.input_tokens << " in, "
-              << spend.output_tokens << " out; cost: " << describe_spend(client, o.model.model)
-              << "\n";
+    std::cout << "\n  requests answered by the provider: " << spend.requests
+              << "; answers taken from this run's records: " << spend.cached
+              << "; tokens: " << spend.input_tokens << " in, " << spend.output_tokens
+              << " out; cost: " << describe_spend(client, o.model.model) << "\n";
     if (tally.not_asked)
         std::cout << "  stopped at the spending cap ($" << *o.model.max_cost
                   << "): raise --max-cost and run the same command to go on\n";

@@ -83,6 +83,21 @@ llm::ClientOptions make_client_options(const ModelOptions& o,
                                        std::function<void(const std::string&)> log) {
     llm::ClientOptions c;
     c.provider = llm::find_provider(o.provider, o.base_url, o.api_key_env);
+    bool anthropic = c.provider.api == llm::Api::anthropic;
+    if (o.thinking_budget && !anthropic)
+        throw UsageError("--thinking-budget is for Anthropic's messages API",
+                         "for OpenAI-style reasoning models use --reasoning-effort");
+    if (o.reasoning_effort && anthropic)
+        throw UsageError("--reasoning-effort is for OpenAI-style reasoning models",
+                         "for Anthropic's extended thinking use --thinking-budget");
+    if (o.thinking_budget && *o.thinking_budget >= o.max_tokens)
+        throw UsageError("--thinking-budget " + std::to_string(*o.thinking_budget) +
+                             " leaves no room for the answer under --max-tokens " +
+                             std::to_string(o.max_tokens),
+                         "raise --max-tokens above the thinking budget");
+    if (o.thinking_budget && o.temperature)
+        throw UsageError("Anthropic's extended thinking takes no temperature",
+                         "leave --temperature out, or --thinking-budget");
     c.key = llm::api_key(c.provider);
     c.timeout_s = o.timeout_s;
     c.idle_timeout_s = o.idle_timeout_s;
@@ -123,7 +138,11 @@ llm::GenerationSettings make_generation_settings(const ModelOptions& o, Backend 
     llm::PromptInputs probe;
     probe.backend = backend;
     llm::render_prompt(s.prompt_template, probe);
-    llm::render_refine(s.refine_template, 1, "");
+    if (llm::render_refine(s.refine_template, 1, "\x01").find('\x01') == std::string::npos)
+        throw UsageError(
+            "the refine template has no {{feedback}}: the model would never see what "
+            "the evaluation found",
+            "put {{feedback}} in it (kbench prompt --template refine shows kbench's)");
     return s;
 }
 

@@ -69,6 +69,7 @@ class ChainQueue {
     void push(std::size_t chain) {
         {
             std::lock_guard<std::mutex> guard(mutex_);
+            if (stopped_) return;
             waiting_.push_back(chain);
         }
         changed_.notify_one();
@@ -77,7 +78,10 @@ class ChainQueue {
         {
             std::lock_guard<std::mutex> guard(mutex_);
             closed_ = true;
-            if (drop_waiting) waiting_.clear();
+            if (drop_waiting) {
+                stopped_ = true;  // nothing more is asked, queued now or later
+                waiting_.clear();
+            }
         }
         changed_.notify_all();
     }
@@ -96,6 +100,7 @@ class ChainQueue {
     std::condition_variable changed_;
     std::deque<std::size_t> waiting_;
     bool closed_ = false;
+    bool stopped_ = false;
 };
 
 std::string slug(std::string text) {
@@ -188,6 +193,7 @@ int Refinement::run() {
     store::RunLock lock(run_dir_);
     verdicts_ = store::open_sqlite_store(run_dir_ / "kbench.db");
     records_ = std::make_unique<store::ModelRecords>(run_dir_ / "kbench.db");
+    records_->claim("refine", run_dir_);
     // A request that goes to the provider means work this run has not done yet: the engine starts.
     client_options.on_send = [this] { engine_wanted_ = true; };
     client_options.cache = [this](const std::string& key) -> std::optional<llm::ChatAnswer> {
@@ -264,12 +270,15 @@ void Refinement::evaluate(const std::string& python, const std::vector<std::stri
         [this](const schedule::EvalItem& item, const Verdict& v, const std::string&) {
             std::size_t c = std::size_t(item.candidate.sample_id);
             {
+                // Stored and no longer under way at once: an interruption sees one or the other.
                 std::lock_guard<std::mutex> guard(mutex_);
                 if (schedule::InterruptGuard::interrupted()) return;
-                std::erase(in_flight_, item.key);
+                auto it = std::find(in_flight_.begin(), in_flight_.end(), item.key);
+                if (it != in_flight_.end())
+                    in_flight_.erase(it);  // one: the same code may run twice
+                verdicts_->put({item.key, item.problem.level, item.problem.id, chains_[c].sample,
+                                std::string(to_string(v.status)), v.to_json()});
             }
-            verdicts_->put({item.key, item.problem.level, item.problem.id, chains_[c].sample,
-                            std::string(to_string(v.status)), v.to_json()});
             on_verdict(c, item, v);
         },
         [this](const schedule::EvalItem& item) {
@@ -280,7 +289,17 @@ void Refinement::evaluate(const std::string& python, const std::vector<std::stri
 }
 
 void Refinement::generate_turns() {
-    while (auto c = asks_.next()) ask(*c);
+    while (auto c = asks_.next()) {
+        try {
+            ask(*c);
+        } catch (const std::exception& e) {
+            // This sample ends (a file that cannot be written, a full disk); the others go on.
+            if (log_)
+                log_("level " + std::to_string(chains_[*c].problem.level) + " problem " +
+                     std::to_string(chains_[*c].problem.id) + ": failed in kbench: " + e.what());
+            finish(*c, std::string("failed in kbench: ") + e.what());
+        }
+    }
 }
 
 void Refinement::ask(std::size_t c) {
@@ -340,7 +359,9 @@ void Refinement::submit(std::size_t c, const llm::TurnResult& result) {
         Verdict v = schedule::make_verdict(config_, schedule::problem_spec(item.problem),
                                            schedule::candidate_spec(item), "");
         v.status = Status::crash;
-        v.reason = schedule::condemned_reason(attempts);
+        v.reason = "kbench stopped " + std::to_string(attempts) +
+                   " times while evaluating this candidate (killed, or out of memory); it is not "
+                   "evaluated again";
         verdicts_->put(
             {item.key, item.problem.level, item.problem.id, chain.sample, "crash", v.to_json()});
         return on_verdict(c, item, v);
@@ -545,9 +566,9 @@ void Refinement::print_summary(const json& s) const {
     const auto& spend = s["spend"];
     out << "\n  samples with a correct candidate: " << correct << " of " << s["samples"].size()
         << " (" << percent(correct, s["samples"].size()) << ")\n"
-        << "  requests answered: " << spend["requests"].get<int>() << " ("
-        << spend["from_records"].get<int>()
-        << " from this run's records); tokens: " << spend["input_tokens"].get<long>() << " in, "
+        << "  requests answered by the provider: " << spend["requests"].get<int>()
+        << "; answers taken from this run's records: " << spend["from_records"].get<int>()
+        << "; tokens: " << spend["input_tokens"].get<long>() << " in, "
         << spend["output_tokens"].get<long>()
         << " out; cost: " << describe_spend(*client_, o_.model.model) << "\n"
         << "  files: " << (run_dir_ / "refine.json").string() << ", every turn in "

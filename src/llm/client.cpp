@@ -61,7 +61,7 @@ double jitter(double ceiling) {
 std::string api_key(const Provider& provider) {
     const char* value = provider.key_env.empty() ? nullptr : std::getenv(provider.key_env.c_str());
     std::string key = value ? value : "";
-    if (key.empty() && !provider.local)
+    if (key.empty() && provider.key_required)
         throw UsageError(
             "the provider " + provider.name + " needs an API key, and " + provider.key_env +
                 " is not set",
@@ -77,14 +77,21 @@ std::string ModelClient::cache_key(const ChatRequest& request, const std::string
     // Streaming or not, the answer is the same request's.
     body.erase("stream");
     body.erase("stream_options");
+    std::string text = body.dump(-1, ' ', false, json::error_handler_t::replace);
     // The provider and the body, not the URL: the same model moved to another address (a local
     // server restarted on another port) answers the same request.
-    return sha256_hex(options_.provider.name + "\n" + body.dump() + "\n" + salt);
+    return sha256_hex(options_.provider.name + "\n" + text + "\n" + salt);
+}
+
+bool ModelClient::holds_key(const std::string& text) const {
+    return options_.key.size() >= kScrubbedKeyLength &&
+           text.find(options_.key) != std::string::npos;
 }
 
 std::string ModelClient::scrub(std::string text) const {
     const std::string& key = options_.key;
-    if (key.size() < 4) return text;
+    // Short keys (a local server's "dummy") are no secret, and would be words of the code.
+    if (key.size() < kScrubbedKeyLength) return text;
     for (auto at = text.find(key); at != std::string::npos; at = text.find(key, at))
         text.replace(at, key.size(), "[key]");
     return text;
@@ -143,7 +150,7 @@ Exchange ModelClient::send(const ChatRequest& request, Exchange exchange,
     HttpRequest http;
     http.url = exchange.url;
     http.headers = wire_headers(options_.provider, options_.key);
-    http.body = exchange.request.dump();
+    http.body = exchange.request.dump(-1, ' ', false, json::error_handler_t::replace);
     http.timeout_s = options_.timeout_s;
     http.idle_timeout_s = options_.idle_timeout_s;
     http.connect_timeout_s = options_.connect_timeout_s;
@@ -180,17 +187,28 @@ Exchange ModelClient::send(const ChatRequest& request, Exchange exchange,
             retry = true;
         } else if (response.status != 200) {
             error = "HTTP " + std::to_string(response.status) + ": " + error_message(response.body);
+            if (holds_key(error_message(response.body)))
+                exchange.raw = "[withheld: the response held the API key]";
             retry = retryable_status(response.status);
             retry_after = retry_after_seconds(response.headers);
         } else {
             try {
-                if (request.stream) {
+                // A server may answer a request for a stream with the whole response.
+                auto type = response.headers.find("content-type");
+                bool whole = type != response.headers.end() &&
+                             type->second.rfind("application/json", 0) == 0;
+                if (request.stream && !whole) {
                     for (const auto& event : parser.finish()) reader.add(event);
                     if (stream_error) throw *stream_error;
                     exchange.answer = reader.answer();
                 } else {
                     exchange.answer = parse_answer(options_.provider.api, response.body);
                 }
+                // A server that echoes the key: its raw response may hold it in pieces or
+                // escaped, where no search finds it; the decoded answer is kept, scrubbed.
+                if (holds_key(exchange.answer.text) || holds_key(exchange.answer.reasoning) ||
+                    holds_key(exchange.answer.finish_reason))
+                    exchange.raw = "[withheld: the response held the API key]";
                 exchange.answer.text = scrub(exchange.answer.text);
                 exchange.answer.reasoning = scrub(exchange.answer.reasoning);
                 if (exchange.answer.text.empty()) {

@@ -76,6 +76,7 @@ class ModelClient {
   private:
     Exchange send(const ChatRequest& request, Exchange exchange, const std::string& label);
     std::string scrub(std::string text) const;
+    bool holds_key(const std::string& text) const;
     void note(const std::string& line) const;
 
     ClientOptions options_;
@@ -83,6 +84,9 @@ class ModelClient {
     mutable std::mutex mutex_;
     Spend spend_;
 };
+
+// Keys this long or longer are taken out of everything kept; shorter ones are no secret.
+constexpr std::size_t kScrubbedKeyLength = 12;
 
 // The key of the provider from its variable (UsageError when a hosted provider has none).
 std::string api_key(const Provider& provider);

@@ -46,15 +46,39 @@ std::vector<Message> Generator::with_feedback(std::vector<Message> conversation,
     return conversation;
 }
 
-TurnResult Generator::ask(const dataset::Problem& problem, int sample, int turn,
-                          std::vector<Message> conversation, const fs::path& candidate_path) {
+ChatRequest Generator::request_for(const std::vector<Message>& conversation) const {
     ChatRequest request = settings_.request;
     request.system = settings_.system;
     request.messages = conversation;
+    return request;
+}
+
+// The sample number keeps samples of one prompt apart in the cache.
+static std::string salt(int sample) {
+    return "sample " + std::to_string(sample);
+}
+
+// A URL as kept in the run: without the user and password it may carry.
+static std::string without_userinfo(const std::string& url) {
+    auto scheme = url.find("://");
+    auto at = url.find('@', scheme == std::string::npos ? 0 : scheme + 3);
+    auto path = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+    if (scheme == std::string::npos || at == std::string::npos ||
+        (path != std::string::npos && at > path))
+        return url;
+    return url.substr(0, scheme + 3) + url.substr(at + 1);
+}
+
+std::string Generator::cache_key(const std::vector<Message>& conversation, int sample) const {
+    return client_.cache_key(request_for(conversation), salt(sample));
+}
+
+TurnResult Generator::ask(const dataset::Problem& problem, int sample, int turn,
+                          std::vector<Message> conversation, const fs::path& candidate_path) {
+    ChatRequest request = request_for(conversation);
     TurnResult result;
     std::string label = sample_label(problem.level, problem.id, sample, turn);
-    // The sample number keeps samples of one prompt apart in the cache.
-    result.exchange = client_.ask(request, "sample " + std::to_string(sample), label);
+    result.exchange = client_.ask(request, salt(sample), label);
     const Exchange& e = result.exchange;
     if (!e.cached && !e.over_budget) {
         store::ModelCall call;
@@ -69,8 +93,9 @@ TurnResult Generator::ask(const dataset::Problem& problem, int sample, int turn,
         call.error = e.error;
         call.answer = e.answer.to_json();
         call.cost_usd = e.cost_usd;
-        call.record = {{"url", e.url},           {"request", e.request},    {"response", e.raw},
-                       {"attempts", e.attempts}, {"tries", e.attempts_log}, {"seconds", e.seconds}};
+        call.record = {
+            {"url", without_userinfo(e.url)}, {"request", e.request},    {"response", e.raw},
+            {"attempts", e.attempts},         {"tries", e.attempts_log}, {"seconds", e.seconds}};
         records_.put_call(call);
     }
     result.conversation = conversation;

@@ -50,12 +50,17 @@ class Generator {
     std::vector<Message> with_feedback(std::vector<Message> conversation, int turn,
                                        const std::string& feedback) const;
 
+    // The cache key the conversation would be asked under for this sample.
+    std::string cache_key(const std::vector<Message>& conversation, int sample) const;
+
     // Sends the conversation (answered from the run's records when it was sent before), records
     // the call, extracts the candidate and writes it to `candidate_path`.
     TurnResult ask(const dataset::Problem& problem, int sample, int turn,
                    std::vector<Message> conversation, const fs::path& candidate_path);
 
   private:
+    ChatRequest request_for(const std::vector<Message>& conversation) const;
+
     ModelClient& client_;
     store::ModelRecords& records_;
     GenerationSettings settings_;

@@ -103,8 +103,10 @@ HttpResponse http_post(const HttpRequest& request) {
     curl_easy_setopt(curl, CURLOPT_HEADERDATA, &transfer);
     curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // threads: no SIGALRM for DNS timeouts
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, long(request.timeout_s * 1000));
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, long(request.connect_timeout_s * 1000));
+    // 0 would mean no limit at all.
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, std::max(1L, long(request.timeout_s * 1000)));
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+                     std::max(1L, long(request.connect_timeout_s * 1000)));
     // Idle limit: under one byte a second for idle_timeout_s.
     curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, std::max(1L, long(request.idle_timeout_s)));

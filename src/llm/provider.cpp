@@ -49,12 +49,15 @@ const std::vector<Provider>& known_providers() {
         {"openrouter", Api::openai, "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", false},
         {"together", Api::openai, "https://api.together.xyz/v1", "TOGETHER_API_KEY", false},
         {"deepseek", Api::openai, "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY", false},
-        {"vllm", Api::openai, "http://localhost:8000/v1", "VLLM_API_KEY", true},
-        {"sglang", Api::openai, "http://localhost:30000/v1", "SGLANG_API_KEY", true},
-        {"llamacpp", Api::openai, "http://localhost:8080/v1", "LLAMA_API_KEY", true},
-        {"ollama", Api::openai, "http://localhost:11434/v1", "OLLAMA_API_KEY", true},
-        {"openai-compatible", Api::openai, "", "OPENAI_API_KEY", true},
-        {"anthropic-compatible", Api::anthropic, "", "ANTHROPIC_API_KEY", true},
+        {"vllm", Api::openai, "http://localhost:8000/v1", "VLLM_API_KEY", true, false},
+        {"sglang", Api::openai, "http://localhost:30000/v1", "SGLANG_API_KEY", true, false},
+        {"llamacpp", Api::openai, "http://localhost:8080/v1", "LLAMA_API_KEY", true, false},
+        {"ollama", Api::openai, "http://localhost:11434/v1", "OLLAMA_API_KEY", true, false},
+        // Any server: no key is sent unless --api-key-env names one (a hosted provider's key
+        // must not go to an address it does not own), and no price is known unless --prices
+        // gives one.
+        {"openai-compatible", Api::openai, "", "", false, false},
+        {"anthropic-compatible", Api::anthropic, "", "", false, false},
     };
     return providers;
 }
@@ -71,7 +74,10 @@ Provider find_provider(const std::string& name, const std::string& base_url,
         if (p.base_url.rfind("http://", 0) != 0 && p.base_url.rfind("https://", 0) != 0)
             throw UsageError("--base-url " + p.base_url + " is not an http:// or https:// URL",
                              "give the server's URL up to its version, like http://host:8000/v1");
-        if (!key_env.empty()) p.key_env = key_env;
+        if (!key_env.empty()) {
+            p.key_env = key_env;
+            p.key_required = true;  // named by the user: it must be set
+        }
         return p;
     }
     std::string names;

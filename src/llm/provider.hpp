@@ -23,8 +23,9 @@ struct Provider {
     std::string name;
     Api api = Api::openai;
     std::string base_url;  // up to the version: https://api.openai.com/v1
-    std::string key_env;   // empty: no key (a local server)
-    bool local = false;    // a server of the user's own: no price, no key needed
+    std::string key_env;   // empty: no key unless --api-key-env names one
+    bool local = false;    // a server of the user's own: costs nothing, needs no key
+    bool key_required = true;
 };
 
 const std::vector<Provider>& known_providers();

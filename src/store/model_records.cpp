@@ -68,6 +68,24 @@ ModelRecords::ModelRecords(const fs::path& path) : db_(std::make_unique<Database
 
 ModelRecords::~ModelRecords() = default;
 
+void ModelRecords::claim(const std::string& command, const fs::path& run_dir) {
+    std::lock_guard<std::mutex> guard(db_->mutex);
+    exec_sql(db_->handle,
+             "CREATE TABLE IF NOT EXISTS model_runs (name TEXT PRIMARY KEY, value TEXT NOT NULL)");
+    Statement s(db_->handle, "SELECT value FROM model_runs WHERE name = 'command'");
+    if (s.step()) {
+        std::string made_by = s.text(0);
+        if (made_by != command)
+            throw UsageError("the run " + run_dir.string() + " was made by kbench " + made_by +
+                                 ", and kbench " + command + " would mix its records with them",
+                             "use another --run for kbench " + command);
+        return;
+    }
+    Statement(db_->handle, "INSERT INTO model_runs (name, value) VALUES ('command', ?)")
+        .bind(1, command)
+        .step();
+}
+
 void ModelRecords::put_call(const ModelCall& c) {
     std::lock_guard<std::mutex> guard(db_->mutex);
     Statement s(db_->handle,
@@ -76,12 +94,13 @@ void ModelRecords::put_call(const ModelCall& c) {
                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     s.bind(1, c.key).bind(2, c.level).bind(3, c.problem_id).bind(4, c.sample_id).bind(5, c.turn);
     s.bind(6, c.provider).bind(7, c.model).bind(8, c.status).bind(9, c.error);
-    s.bind(10, c.answer.dump());
+    // What a server sent may be cut inside a character: stored with U+FFFD, never refused.
+    s.bind(10, c.answer.dump(-1, ' ', false, json::error_handler_t::replace));
     if (c.cost_usd)
         s.bind(11, *c.cost_usd);
     else
         s.bind_null(11);
-    s.bind(12, c.record.dump());
+    s.bind(12, c.record.dump(-1, ' ', false, json::error_handler_t::replace));
     s.step();
 }
 

@@ -56,6 +56,10 @@ class ModelRecords {
     ModelRecords(const ModelRecords&) = delete;
     ModelRecords& operator=(const ModelRecords&) = delete;
 
+    // Records that COMMAND ("generate", "refine") makes this run; UsageError when another one
+    // made it (their turns would mix: generate would overwrite refine's best candidates).
+    void claim(const std::string& command, const fs::path& run_dir);
+
     void put_call(const ModelCall& call);
     // The latest answered call with this key (the response cache).
     std::optional<ModelCall> answered(const std::string& key);

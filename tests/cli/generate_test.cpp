@@ -161,7 +161,8 @@ TEST(Generate, WritesKernelBenchsLayoutKeepsFailuresApartAndResumesWithoutPaying
         EXPECT_EQ(server.requests().size(), 1u);
         EXPECT_NE(r.out.find("3 of 4 sample(s) have a candidate"), std::string::npos) << r.out;
         EXPECT_NE(r.out.find("kept from before: 2"), std::string::npos) << r.out;
-        EXPECT_NE(r.out.find("(1 from this run's records)"), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find("answers taken from this run's records: 1"), std::string::npos)
+            << r.out;
         EXPECT_TRUE(fs::exists(run / "level_1_problem_2_sample_1_kernel.py"));
     }
     // kbench eval reads the folder as any KernelBench run.
@@ -170,6 +171,49 @@ TEST(Generate, WritesKernelBenchsLayoutKeepsFailuresApartAndResumesWithoutPaying
                         "--device", "cpu", "--run", "g", "--runs-dir", (dir / "runs").string(),
                         "--no-timing", "--trials", "1", "--quiet"}));
     EXPECT_NE(scan.out.find("correct"), std::string::npos) << scan.out << scan.err;
+}
+
+// A sample is kept only when it was asked with the settings of this command; an answer cut
+// inside a character is an error, not a crash; another command's run is refused.
+TEST(Generate, SettingsCutAnswersAndOtherCommandsRuns) {
+    fs::path dir = scratch("settings");
+    fs::path problems = write_problems(dir, 1);
+    FakeLlmServer server({{"rules", {{{"text", answer(right_candidate())}}}}}, dir / "server");
+    std::vector<std::string> args = {"generate",  "--dataset",  problems.string(),
+                                     "--backend", "cpu",        "--run",
+                                     "s",         "--runs-dir", (dir / "runs").string()};
+    auto first = kbench::test::run_command(kbench_command(
+        args + model_args(server) + std::vector<std::string>{"--temperature", "0.1"}));
+    EXPECT_EQ(first.exit_code, 0) << first.err;
+    auto same = kbench::test::run_command(kbench_command(
+        args + model_args(server) + std::vector<std::string>{"--temperature", "0.1"}));
+    EXPECT_EQ(server.requests().size(), 1u);
+    EXPECT_NE(same.out.find("kept from before: 1"), std::string::npos) << same.out;
+    auto other = kbench::test::run_command(kbench_command(
+        args + model_args(server) + std::vector<std::string>{"--temperature", "0.9"}));
+    EXPECT_EQ(other.exit_code, 0) << other.err;
+    EXPECT_EQ(server.requests().size(), 2u);  // another request: asked again
+    EXPECT_NE(other.out.find("written now: 1"), std::string::npos) << other.out;
+
+    // Non-ASCII text cut by the response size limit inside a character.
+    std::string big;
+    for (int i = 0; i < 2000; ++i) big += "\xc3\xa9";  // é
+    FakeLlmServer cut({{"rules", {{{"text", big}}}}}, dir / "cut");
+    auto r = kbench::test::run_command(
+        kbench_command(std::vector<std::string>{"generate", "--dataset", problems.string(), "--run",
+                                                "cut", "--runs-dir", (dir / "runs").string(),
+                                                "--no-stream", "--max-response-bytes", "1001"} +
+                       model_args(cut)));
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_NE(r.err.find("passed 1001 bytes"), std::string::npos) << r.err;
+
+    // refine on a run generate made would mix their turns.
+    auto mixed = kbench::test::run_command(kbench_command(
+        std::vector<std::string>{"refine", "--dataset", problems.string(), "--device", "cpu",
+                                 "--run", "s", "--runs-dir", (dir / "runs").string()} +
+        model_args(server)));
+    EXPECT_EQ(mixed.exit_code, 2) << mixed.out << mixed.err;
+    EXPECT_NE(mixed.err.find("was made by kbench generate"), std::string::npos) << mixed.err;
 }
 
 TEST(Generate, StopsCleanlyAtTheSpendingCap) {
@@ -348,7 +392,7 @@ TEST(Refine, FeedsBackWhatTheEvaluationFoundUntilTheCandidateIsRight) {
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
     EXPECT_EQ(again.requests().size(), 0u);
     EXPECT_LT(took, 10);  // no judge started
-    EXPECT_NE(r.out.find("(3 from this run's records)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("answers taken from this run's records: 3"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -109,6 +109,39 @@ INSTANTIATE_TEST_SUITE_P(
                       WireCase{"gemini", "/v1beta/openai", true}),
     [](const auto& info) { return info.param.provider + (info.param.stream ? "Stream" : "Json"); });
 
+// A server that echoes the key, in pieces a search of the raw stream cannot find: the answer
+// keeps it out, and the raw response is withheld.
+TEST(Client, AKeyEchoedInPiecesIsKeptOutOfEverythingStored) {
+    for (bool stream : {false, true}) {
+        FakeLlmServer server(
+            {{"rules",
+              {{{"text", "your key is sk-test-secret-key-123456, thanks"}, {"chunk_chars", 5}}}}},
+            scratch(stream ? "echo-stream" : "echo"));
+        ModelClient client(options(server, "openai"));
+        Exchange e = client.ask(question(stream), "s", "test");
+        ASSERT_TRUE(e.ok) << e.error;
+        EXPECT_EQ(e.answer.text, "your key is [key], thanks");
+        EXPECT_EQ(e.raw.find("sk-test"), std::string::npos);
+        EXPECT_NE(e.raw.find("withheld"), std::string::npos) << e.raw;
+    }
+}
+
+// Asked for a stream, a server may answer with the whole response.
+TEST(Client, AWholeResponseToAStreamRequestIsRead) {
+    json whole = {{"id", "x"},
+                  {"model", "m"},
+                  {"choices",
+                   {{{"index", 0},
+                     {"message", {{"role", "assistant"}, {"content", "whole"}}},
+                     {"finish_reason", "stop"}}}},
+                  {"usage", {{"prompt_tokens", 3}, {"completion_tokens", 1}}}};
+    FakeLlmServer server({{"rules", {{{"body", whole.dump()}}}}}, scratch("whole"));
+    ModelClient client(options(server, "openai"));
+    Exchange e = client.ask(question(true), "s", "test");
+    ASSERT_TRUE(e.ok) << e.error;
+    EXPECT_EQ(e.answer.text, "whole");
+}
+
 TEST(Client, RetriesA429AfterItsRetryAfter) {
     FakeLlmServer server(
         {{"rules", {{{"times", 1}, {"status", 429}, {"retry_after", 1}}, {{"text", "fine"}}}}},
@@ -305,7 +338,14 @@ TEST(Providers, KeysComeFromTheEnvironmentAndAreRequiredForHostedOnes) {
         EXPECT_NE(std::string(e.what()).find("KBENCH_TEST_NO_SUCH_KEY is not set"),
                   std::string::npos);
     }
-    EXPECT_EQ(api_key(find_provider("vllm", "", "KBENCH_TEST_NO_SUCH_KEY")), "");
+    // A local server needs none, unless the user names a variable: then it must be set.
+    ::unsetenv("VLLM_API_KEY");
+    EXPECT_EQ(api_key(find_provider("vllm")), "");
+    EXPECT_THROW(api_key(find_provider("vllm", "", "KBENCH_TEST_NO_SUCH_KEY")), UsageError);
+    // Any server: no hosted provider's key goes to it unless named.
+    ::setenv("OPENAI_API_KEY", "sk-hosted-key-000000000", 1);
+    EXPECT_EQ(api_key(find_provider("openai-compatible", "http://elsewhere/v1")), "");
+    ::unsetenv("OPENAI_API_KEY");
     ::setenv("KBENCH_TEST_KEY", "abc", 1);
     EXPECT_EQ(api_key(find_provider("anthropic", "", "KBENCH_TEST_KEY")), "abc");
     EXPECT_THROW(find_provider("nonesuch"), UsageError);
