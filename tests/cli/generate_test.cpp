@@ -216,6 +216,21 @@ TEST(Generate, SettingsCutAnswersAndOtherCommandsRuns) {
     EXPECT_NE(mixed.err.find("was made by kbench generate"), std::string::npos) << mixed.err;
 }
 
+// A sample that kbench itself cannot finish (its file cannot be written) fails alone.
+TEST(Generate, ASampleFailingInKbenchLeavesTheOthers) {
+    fs::path dir = scratch("blocked");
+    fs::path problems = write_problems(dir, 2);
+    fs::create_directories(dir / "runs" / "b" / "level_1_problem_1_sample_0_kernel.py");
+    FakeLlmServer server({{"rules", {{{"text", answer(right_candidate())}}}}}, dir / "server");
+    auto r = kbench::test::run_command(kbench_command(
+        std::vector<std::string>{"generate", "--dataset", problems.string(), "--run", "b",
+                                 "--runs-dir", (dir / "runs").string(), "--concurrency", "1"} +
+        model_args(server)));
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_NE(r.err.find("failed in kbench"), std::string::npos) << r.err;
+    EXPECT_TRUE(fs::is_regular_file(dir / "runs" / "b" / "level_1_problem_2_sample_0_kernel.py"));
+}
+
 TEST(Generate, StopsCleanlyAtTheSpendingCap) {
     fs::path dir = scratch("cap");
     fs::path problems = write_problems(dir, 3);
