@@ -16,6 +16,7 @@ struct Block {
     std::string code;
     bool closed = false;
     std::size_t line = 0;  // the opening fence's, counted from 1
+    std::size_t end = 0;   // the closing fence's index, or the number of lines
 };
 
 bool is_space(char c) {
@@ -68,95 +69,6 @@ std::string list_in_words(const std::vector<std::string>& items) {
     return out;
 }
 
-// ---- reasoning ----
-
-// The answer without its reasoning: a closing tag with no opening one ends reasoning that began
-// with the answer; an opening tag never closed runs to the end.
-std::string strip_reasoning(const std::string& answer, std::vector<std::string>& notes) {
-    std::string text = answer;
-    for (std::string tag : {"think", "thinking", "reasoning"}) {
-        const std::string open = "<" + tag + ">", close = "</" + tag + ">";
-        std::string low = lower(text);
-        std::size_t first_close = low.find(close), first_open = low.find(open);
-        if (first_close != std::string::npos && first_close < first_open) {
-            text.erase(0, first_close + close.size());
-            low.erase(0, first_close + close.size());
-        }
-        for (std::size_t at = low.find(open); at != std::string::npos; at = low.find(open, at)) {
-            std::size_t end = low.find(close, at);
-            if (end == std::string::npos) {
-                notes.push_back("the answer ended inside its reasoning (" + open +
-                                " was never closed), so it may have been cut off");
-                text.erase(at);
-                break;
-            }
-            text.erase(at, end + close.size() - at);
-            low.erase(at, end + close.size() - at);
-        }
-    }
-    return text;
-}
-
-// ---- fences ----
-
-struct Fence {
-    char mark = 0;
-    std::size_t length = 0;
-    std::size_t indent = 0;
-    std::string info;
-};
-
-std::optional<Fence> fence_of(std::string_view line) {
-    Fence f;
-    while (f.indent < line.size() && line[f.indent] == ' ') ++f.indent;
-    if (f.indent > 3 || f.indent >= line.size()) return std::nullopt;
-    f.mark = line[f.indent];
-    if (f.mark != '`' && f.mark != '~') return std::nullopt;
-    while (f.indent + f.length < line.size() && line[f.indent + f.length] == f.mark) ++f.length;
-    if (f.length < 3) return std::nullopt;
-    f.info = std::string(trim(line.substr(f.indent + f.length)));
-    if (f.mark == '`' && f.info.find('`') != std::string::npos) return std::nullopt;
-    return f;
-}
-
-bool closes(const Fence& open, std::string_view line) {
-    auto f = fence_of(line);
-    return f && f->mark == open.mark && f->length >= open.length && f->info.empty();
-}
-
-std::string language_of(const std::string& info) {
-    std::string word = lower(info.substr(0, info.find_first_of(" \t")));
-    word.erase(
-        std::remove_if(word.begin(), word.end(), [](char c) { return c == '{' || c == '.'; }),
-        word.end());
-    return word;
-}
-
-// A content line without up to the opening fence's indentation.
-std::string_view unindent(std::string_view line, std::size_t indent) {
-    std::size_t n = 0;
-    while (n < indent && n < line.size() && line[n] == ' ') ++n;
-    return line.substr(n);
-}
-
-std::vector<Block> fenced_blocks(const std::vector<std::string>& lines) {
-    std::vector<Block> blocks;
-    for (std::size_t i = 0; i < lines.size(); ++i) {
-        auto open = fence_of(lines[i]);
-        if (!open) continue;
-        Block block{language_of(open->info), "", false, i + 1};
-        for (++i; i < lines.size(); ++i) {
-            if (closes(*open, lines[i])) {
-                block.closed = true;
-                break;
-            }
-            block.code += std::string(unindent(lines[i], open->indent)) + "\n";
-        }
-        blocks.push_back(std::move(block));
-    }
-    return blocks;
-}
-
 // ---- classes ----
 
 // The class a line defines ("class Name(" or "class Name:"), or nothing.
@@ -184,6 +96,219 @@ std::vector<std::string> classes_in(const std::string& code) {
 bool defines_model_new(const std::string& code) {
     auto names = classes_in(code);
     return std::find(names.begin(), names.end(), "ModelNew") != names.end();
+}
+
+// ---- Python strings ----
+
+// The triple-quote delimiter open at a line's end, given the one open at its start (empty: none);
+// kernel source and docstrings sit in such strings.
+std::string string_open_after(std::string_view line, std::string open) {
+    while (true) {
+        std::size_t d = line.find("\"\"\""), s = line.find("'''");
+        std::size_t at = open.empty() ? std::min(d, s) : open == "'''" ? s : d;
+        if (at == std::string_view::npos) return open;
+        open = !open.empty() ? "" : at == d ? "\"\"\"" : "'''";
+        line.remove_prefix(at + 3);
+    }
+}
+
+// Whether each line starts inside a triple-quoted string.
+std::vector<bool> inside_strings(const std::vector<std::string>& lines) {
+    std::vector<bool> inside(lines.size(), false);
+    std::string open;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        inside[i] = !open.empty();
+        open = string_open_after(lines[i], open);
+    }
+    return inside;
+}
+
+// ---- fences ----
+
+struct Fence {
+    char mark = 0;
+    std::size_t length = 0;
+    std::size_t indent = 0;
+    std::string info;
+};
+
+// Any indentation is accepted: models indent fences inside list items by 4 spaces and more.
+std::optional<Fence> fence_of(std::string_view line) {
+    Fence f;
+    while (f.indent < line.size() && line[f.indent] == ' ') ++f.indent;
+    if (f.indent >= line.size()) return std::nullopt;
+    f.mark = line[f.indent];
+    if (f.mark != '`' && f.mark != '~') return std::nullopt;
+    while (f.indent + f.length < line.size() && line[f.indent + f.length] == f.mark) ++f.length;
+    if (f.length < 3) return std::nullopt;
+    f.info = std::string(trim(line.substr(f.indent + f.length)));
+    if (f.mark == '`' && f.info.find('`') != std::string::npos) return std::nullopt;
+    return f;
+}
+
+bool closes(const Fence& open, std::string_view line) {
+    auto f = fence_of(line);
+    return f && f->mark == open.mark && f->length >= open.length && f->info.empty();
+}
+
+std::string language_of(const std::string& info) {
+    std::string word = lower(info.substr(0, info.find_first_of(" \t")));
+    word.erase(
+        std::remove_if(word.begin(), word.end(), [](char c) { return c == '{' || c == '.'; }),
+        word.end());
+    return word;
+}
+
+// A content line without up to indent spaces.
+std::string_view unindent(std::string_view line, std::size_t indent) {
+    std::size_t n = 0;
+    while (n < indent && n < line.size() && line[n] == ' ') ++n;
+    return line.substr(n);
+}
+
+// The line that closes the block opened on line open_at, or lines.size(). A fence met inside a
+// triple-quoted string is the string's (a docstring's example), unless no later fence closes.
+std::size_t closing_line(const std::vector<std::string>& lines, std::size_t open_at,
+                         const Fence& open) {
+    std::optional<std::size_t> first;
+    std::string quote;
+    for (std::size_t i = open_at + 1; i < lines.size(); ++i) {
+        if (closes(open, lines[i])) {
+            if (quote.empty()) return i;
+            if (!first) first = i;
+        }
+        quote = string_open_after(lines[i], quote);
+    }
+    return first.value_or(lines.size());
+}
+
+// Lines first..end-1 without the fence's indentation, then without any indentation they all still
+// share, which Python would reject.
+std::string block_code(const std::vector<std::string>& lines, std::size_t first, std::size_t end,
+                       std::size_t indent) {
+    std::vector<std::string_view> body;
+    std::size_t common = std::string_view::npos;
+    for (std::size_t i = first; i < end; ++i) {
+        body.push_back(unindent(lines[i], indent));
+        if (!is_blank(body.back())) common = std::min(common, body.back().find_first_not_of(' '));
+    }
+    std::string code;
+    for (std::string_view line : body) code += std::string(unindent(line, common)) + "\n";
+    return code;
+}
+
+std::vector<Block> fenced_blocks(const std::vector<std::string>& lines) {
+    std::vector<Block> blocks;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        auto open = fence_of(lines[i]);
+        if (!open) continue;
+        std::size_t end = closing_line(lines, i, *open);
+        blocks.push_back({language_of(open->info), block_code(lines, i + 1, end, open->indent),
+                          end < lines.size(), i + 1, end});
+        i = end;
+    }
+    return blocks;
+}
+
+// ---- reasoning ----
+
+// Whether text holds a program: a fenced block defining ModelNew or, without fences, the class.
+bool yields_program(const std::string& text) {
+    auto lines = split_lines(text);
+    auto blocks = fenced_blocks(lines);
+    if (blocks.empty())
+        return std::any_of(lines.begin(), lines.end(),
+                           [](const std::string& l) { return class_defined(l) == "ModelNew"; });
+    return std::any_of(blocks.begin(), blocks.end(),
+                       [](const Block& b) { return defines_model_new(b.code); });
+}
+
+// The answer's lines, and for each whether it is inside a fenced block and, there, inside a
+// triple-quoted string.
+struct Answer {
+    std::vector<std::string> lines;
+    std::vector<bool> code, in_string;
+};
+
+Answer answer_of(const std::string& text) {
+    Answer a{split_lines(text), {}, {}};
+    a.code.assign(a.lines.size(), false);
+    a.in_string.assign(a.lines.size(), false);
+    for (const Block& block : fenced_blocks(a.lines)) {
+        std::string quote;
+        for (std::size_t i = block.line; i < block.end; ++i) {
+            a.code[i] = true;
+            a.in_string[i] = !quote.empty();
+            quote = string_open_after(a.lines[i], quote);
+        }
+    }
+    return a;
+}
+
+// In a block, only a tag inside a string or comment is program text: a bare one is reasoning that
+// stray fences made look like code.
+bool is_program_text(const Answer& a, std::size_t line, std::size_t at) {
+    std::string_view before = std::string_view(a.lines[line]).substr(0, at);
+    return a.code[line] &&
+           (a.in_string[line] || before.find_first_of("\"'#") != std::string_view::npos ||
+            before.find("//") != std::string_view::npos);
+}
+
+struct Tag {
+    std::string name;  // think, thinking or reasoning
+    bool closing = false;
+    std::size_t at = 0, end = 0;  // columns in its line
+};
+
+// The first reasoning tag in a line from column col on; only name's closing tag when name is set.
+std::optional<Tag> next_tag(const Answer& a, std::size_t line, std::size_t col,
+                            const std::string& name) {
+    const std::string low = lower(a.lines[line]);
+    std::optional<Tag> first;
+    for (std::string tag : {"think", "thinking", "reasoning"})
+        for (bool closing : {false, true}) {
+            if (!name.empty() && (tag != name || !closing)) continue;
+            const std::string text = (closing ? "</" : "<") + tag + ">";
+            std::size_t at = low.find(text, col);
+            while (at != std::string::npos && is_program_text(a, line, at))
+                at = low.find(text, at + 1);
+            if (at != std::string::npos && (!first || at < first->at))
+                first = Tag{tag, closing, at, at + text.size()};
+        }
+    return first;
+}
+
+// A stray closing tag ends reasoning whose opening tag was left out when a program follows it;
+// otherwise (a tag after the program) only the tag goes.
+std::string join_at_stray_tags(const std::vector<std::string>& parts) {
+    std::string text = parts.back();
+    for (std::size_t i = parts.size() - 1; i-- > 0 && !yields_program(text);)
+        text = parts[i] + text;
+    return text;
+}
+
+// The answer without its reasoning outside code; an opening tag never closed runs to the end.
+std::string strip_reasoning(const std::string& answer, std::vector<std::string>& notes) {
+    const Answer a = answer_of(answer);
+    std::vector<std::string> parts(1);  // split at stray closing tags
+    std::string inside;                 // the tag whose reasoning we are in
+    for (std::size_t line = 0, col = 0; line < a.lines.size();) {
+        auto tag = next_tag(a, line, col, inside);
+        if (inside.empty())
+            parts.back() +=
+                tag ? a.lines[line].substr(col, tag->at - col) : a.lines[line].substr(col) + "\n";
+        if (!tag) {
+            ++line, col = 0;
+            continue;
+        }
+        col = tag->end;
+        if (tag->closing && inside.empty()) parts.emplace_back();
+        inside = tag->closing ? "" : tag->name;
+    }
+    if (!inside.empty())
+        notes.push_back("the answer ended inside its reasoning (<" + inside +
+                        "> was never closed), so it may have been cut off");
+    return join_at_stray_tags(parts);
 }
 
 const char* const kWhatToDo =
@@ -240,31 +365,6 @@ Extraction from_blocks(const std::vector<Block>& blocks, Extraction e) {
 }
 
 // ---- answers without fences ----
-
-// Whether each line starts inside a triple-quoted string (kernel source held in Python).
-std::vector<bool> inside_strings(const std::vector<std::string>& lines) {
-    std::vector<bool> inside(lines.size(), false);
-    std::string open;  // the delimiter of the string we are in, or empty
-    for (std::size_t i = 0; i < lines.size(); ++i) {
-        inside[i] = !open.empty();
-        std::string_view rest = lines[i];
-        while (true) {
-            if (open.empty()) {
-                std::size_t d = rest.find("\"\"\""), s = rest.find("'''");
-                std::size_t at = std::min(d, s);
-                if (at == std::string_view::npos) break;
-                open = at == d ? "\"\"\"" : "'''";
-                rest.remove_prefix(at + 3);
-            } else {
-                std::size_t at = rest.find(open);
-                if (at == std::string_view::npos) break;
-                open.clear();
-                rest.remove_prefix(at + 3);
-            }
-        }
-    }
-    return inside;
-}
 
 bool starts_with_word(std::string_view line, std::string_view word) {
     return line.starts_with(word) &&

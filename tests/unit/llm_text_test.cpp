@@ -310,6 +310,42 @@ TEST(LlmExtract, ALongerFenceHoldsShorterOnes) {
     EXPECT_EQ(*e.code, code);
 }
 
+std::string indented_by(const std::string& spaces, const std::string& code) {
+    std::string out;
+    std::size_t start = 0;
+    for (std::size_t end; (end = code.find('\n', start)) != std::string::npos; start = end + 1)
+        out += (end == start ? "" : spaces) + code.substr(start, end - start + 1);
+    return out;
+}
+
+TEST(LlmExtract, AFenceIndentedFourOrMoreSpacesInAListItemIsRead) {
+    std::string answer = "1. Here is the code:\n\n    ```python\n" + indented_by("    ", kProgram) +
+                         "    ```\n2. Run it.\n";
+    Extraction e = extract_candidate(answer);
+    ASSERT_TRUE(e.code) << e.error;
+    EXPECT_EQ(*e.code, kProgram);
+    EXPECT_TRUE(e.notes.empty());
+    // Code indented further than its fence loses the indentation all its lines share.
+    e = extract_candidate(fenced("python", indented_by("  ", kProgram)));
+    ASSERT_TRUE(e.code) << e.error;
+    EXPECT_EQ(*e.code, kProgram);
+}
+
+TEST(LlmExtract, AFenceInsideATripleQuotedStringDoesNotCloseTheBlock) {
+    const std::string code =
+        "import torch\nsource = r\"\"\"\n```\n__global__ void k() {}\n\"\"\"\n\n\n"
+        "class ModelNew(torch.nn.Module):\n    '''Use it as\n```\nModelNew()(x)\n```\n    '''\n";
+    Extraction e = extract_candidate("Here:\n" + fenced("python", code) + "Done.\n");
+    ASSERT_TRUE(e.code) << e.error;
+    EXPECT_EQ(*e.code, code);
+    EXPECT_TRUE(e.notes.empty());
+    // Without a later fence, the string was never closed and the first fence closes the block.
+    e = extract_candidate("```python\nclass ModelNew:\n    '''doc\n```\nThat is all.\n");
+    ASSERT_TRUE(e.code) << e.error;
+    EXPECT_EQ(*e.code, "class ModelNew:\n    '''doc\n");
+    EXPECT_TRUE(e.notes.empty());
+}
+
 TEST(LlmExtract, AnUnclosedLastFenceIsTakenWithACutOffNote) {
     Extraction e = extract_candidate("Here it is:\n```python\n" + std::string(kProgram));
     ASSERT_TRUE(e.code);
@@ -359,6 +395,31 @@ TEST(LlmExtract, ReasoningIsRemovedFirst) {
                           fenced("", kProgram));
     ASSERT_TRUE(e.code);
     EXPECT_EQ(*e.code, kProgram);
+}
+
+TEST(LlmExtract, AStrayClosingTagAfterTheProgramIsRemovedAlone) {
+    Extraction e = extract_candidate(fenced("python", kProgram) + "</think>");
+    ASSERT_TRUE(e.code) << e.error;
+    EXPECT_EQ(*e.code, kProgram);
+    e = extract_candidate("Here it is.\n\n" + std::string(kProgram) + "\nThat is all.</think>\n");
+    ASSERT_TRUE(e.code) << e.error;
+    EXPECT_EQ(*e.code, kProgram);
+    // Reasoning whose opening tag was left out, then an answer without a fence.
+    e = extract_candidate("A draft:\nclass ModelNew:\n    pass\n</think>\n" +
+                          std::string(kProgram));
+    ASSERT_TRUE(e.code) << e.error;
+    EXPECT_EQ(*e.code, kProgram);
+}
+
+TEST(LlmExtract, ThinkTagsInsideCodeAreKept) {
+    const std::string code = std::string(kProgram) +
+                             "\nTAGS = [\"<think>\", \"</think>\"]  # strip <think>\n"
+                             "END = '</reasoning>'\nPROMPT = \"\"\"\n<thinking>\n\"\"\"\n";
+    Extraction e = extract_candidate("<think>plan</think>\n" + fenced("python", code) +
+                                     "<thinking>\ncheck\n</thinking>\nDone.\n");
+    ASSERT_TRUE(e.code) << e.error;
+    EXPECT_EQ(*e.code, code);
+    EXPECT_TRUE(e.notes.empty());
 }
 
 TEST(LlmExtract, AnswersOfReasoningAloneAreErrors) {
