@@ -223,7 +223,7 @@ port=$(awk '{print $2}' "$BUILD/runs-refine/port.txt")
 export NO_PROXY=127.0.0.1
 start=$(now)
 "$BUILD/kbench" refine --provider vllm --model scripted --base-url "http://127.0.0.1:$port/v1" \
-  --level 1 --turns 3 --until-speedup 0.01 --concurrency 3 --device cuda \
+  --level 1 --turns 3 --concurrency 3 --device cuda \
   --runs-dir "$BUILD/runs-refine" --run refine > "$OUT/refine.txt" 2> "$OUT/refine.err"
 echo "refine rc $? (want 0) wall_s $(seconds_since "$start")" | tee -a "$OUT/times.txt"
 cp "$BUILD/runs-refine/refine/refine.json" "$OUT/" 2>/dev/null
@@ -240,6 +240,12 @@ print(f"model answers {len(calls)} taking {model_s:.1f} s in all; evaluations {l
 PY
 cat "$OUT/refine.txt"
 tail -20 "$OUT/refine.err"
+# What a correct candidate's feedback says on a GPU (the kernel table among it).
+"$PYTHON" -c "import json,sys
+for line in open(sys.argv[1]):
+    m = json.loads(line)['body']['messages']
+    if len(m) == 5:
+        print(m[-1]['content']); break" "$OUT/refine_requests.jsonl" | tee "$OUT/refine_feedback.txt"
 kill $server 2>/dev/null
 fi
 
