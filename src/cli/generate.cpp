@@ -42,13 +42,6 @@ struct Tally {
     std::atomic<int> written{0}, kept{0}, no_code{0}, failed{0}, not_asked{0};
 };
 
-std::string slug(std::string text) {
-    for (char& c : text)
-        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_')
-            c = '_';
-    return text;
-}
-
 // The sample already has its candidate from an earlier run of the command, asked with these
 // settings (the same request: call_key).
 bool already_written(const std::vector<store::TurnRecord>& turns, const Task& t,
@@ -113,10 +106,9 @@ int run_generate(const GenerateOptions& o, const std::string& command_line) {
         return dry_run(problems, o, settings, backend, client);
     }
     auto client_options = make_client_options(o.model, log);
-    std::string run_name =
-        o.run_name.empty()
-            ? slug(o.model.provider + "-" + o.model.model + "-" + std::string(to_string(backend)))
-            : o.run_name;
+    std::string run_name = o.run_name.empty() ? run_slug(o.model.provider + "-" + o.model.model +
+                                                         "-" + std::string(to_string(backend)))
+                                              : o.run_name;
     fs::path run_dir = fs::absolute(fs::path(o.runs_dir) / run_name);
     try {
         fs::create_directories(run_dir);
@@ -170,11 +162,6 @@ int run_generate(const GenerateOptions& o, const std::string& command_line) {
                         continue;
                     }
                     auto result = generator.ask(t.problem, t.sample, 0, first, path);
-                    store::TurnRecord record{t.problem.level, t.problem.id, t.sample, 0,
-                                             result.exchange.key};
-                    record.candidate_path = result.candidate_path.string();
-                    record.candidate_sha256 = result.candidate_sha256;
-                    record.extraction_error = result.extraction.error;
                     std::string line;
                     if (result.exchange.over_budget) {
                         ++tally.not_asked;
@@ -190,7 +177,8 @@ int run_generate(const GenerateOptions& o, const std::string& command_line) {
                         line = "wrote " + result.candidate_path.filename().string() +
                                (result.exchange.cached ? " (answer from this run's records)" : "");
                     }
-                    if (result.exchange.ok) records.put_turn(record);
+                    if (result.exchange.ok)
+                        records.put_turn(llm::turn_record(t.problem, t.sample, 0, result));
                     if (log) log(label + ": " + line);
                 } catch (const std::exception& e) {
                     // The sample fails (a file that cannot be written, a full disk); the others go

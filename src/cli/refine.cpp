@@ -58,6 +58,7 @@ struct Chain {
     int turn = 0;
     std::vector<llm::Message> conversation;
     std::vector<TurnOutcome> outcomes;
+    store::TurnRecord record;         // the current turn's, completed by its verdict
     std::optional<std::size_t> best;  // index into outcomes of the best correct turn
     std::string stopped;              // why it ended early, if it did
     bool finished = false;
@@ -102,13 +103,6 @@ class ChainQueue {
     bool closed_ = false;
     bool stopped_ = false;
 };
-
-std::string slug(std::string text) {
-    for (char& c : text)
-        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_')
-            c = '_';
-    return text;
-}
 
 bool better(const TurnOutcome& a, const TurnOutcome& b) {
     if (a.speedup && b.speedup) return *a.speedup > *b.speedup;
@@ -179,8 +173,8 @@ int Refinement::run() {
     model.gpu_peaks = o_.run.gpu_peaks;  // --hardware reads the run's GPU table
     auto settings = make_generation_settings(model, backend_);
     run_name_ = o_.run_name.empty()
-                    ? slug("refine-" + o_.model.provider + "-" + o_.model.model + "-" +
-                           std::string(to_string(backend_)) + "-" + device_kind_)
+                    ? run_slug("refine-" + o_.model.provider + "-" + o_.model.model + "-" +
+                               std::string(to_string(backend_)) + "-" + device_kind_)
                     : o_.run_name;
     run_dir_ = fs::absolute(fs::path(o_.runs_dir) / run_name_);
     try {
@@ -321,15 +315,12 @@ void Refinement::ask(std::size_t c) {
         if (log_) log_(label + ": request failed: " + result.exchange.error);
         return finish(c, "request failed: " + result.exchange.error);
     }
+    store::TurnRecord record = llm::turn_record(chain.problem, chain.sample, chain.turn, result);
     {
         std::lock_guard<std::mutex> guard(mutex_);
         chains_[c].conversation = result.conversation;
+        chains_[c].record = record;
     }
-    store::TurnRecord record{chain.problem.level, chain.problem.id, chain.sample, chain.turn,
-                             result.exchange.key};
-    record.candidate_path = result.candidate_path.string();
-    record.candidate_sha256 = result.candidate_sha256;
-    record.extraction_error = result.extraction.error;
     if (result.candidate_path.empty()) {
         record.status = "no_code";
         records_->put_turn(record);
@@ -375,12 +366,7 @@ void Refinement::on_verdict(std::size_t c, const schedule::EvalItem& item, const
     int turn = chains_[c].turn;
     TurnOutcome outcome{turn, std::string(to_string(stored.status)), stored.speedup,
                         item.candidate.source};
-    store::TurnRecord record{item.problem.level, item.problem.id, chains_[c].sample, turn};
-    if (auto previous = records_->turns(); !previous.empty())
-        for (const auto& r : previous)
-            if (r.level == record.level && r.problem_id == record.problem_id &&
-                r.sample_id == record.sample_id && r.turn == turn)
-                record = r;
+    store::TurnRecord record = chains_[c].record;  // the chain is this turn's until advance()
     record.verdict_key = item.key;
     record.status = outcome.status;
     record.speedup = stored.speedup;

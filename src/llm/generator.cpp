@@ -14,6 +14,15 @@ std::string turn_file_name(int level, int problem, int sample, int turn) {
            std::to_string(sample) + "_turn_" + std::to_string(turn) + "_kernel.py";
 }
 
+store::TurnRecord turn_record(const dataset::Problem& problem, int sample, int turn,
+                              const TurnResult& result) {
+    store::TurnRecord record{problem.level, problem.id, sample, turn, result.exchange.key};
+    record.candidate_path = result.candidate_path.string();
+    record.candidate_sha256 = result.candidate_sha256;
+    record.extraction_error = result.extraction.error;
+    return record;
+}
+
 std::string sample_label(int level, int problem, int sample, std::optional<int> turn) {
     std::string label = "level " + std::to_string(level) + " problem " + std::to_string(problem) +
                         " sample " + std::to_string(sample);

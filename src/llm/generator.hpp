@@ -66,6 +66,10 @@ class Generator {
     GenerationSettings settings_;
 };
 
+// The run's record of a turn: the call it came from and the candidate (or why there is none).
+store::TurnRecord turn_record(const dataset::Problem& problem, int sample, int turn,
+                              const TurnResult& result);
+
 // KernelBench's name of a sample's candidate in a run folder, and kbench's for one turn of it.
 std::string candidate_file_name(int level, int problem, int sample);
 std::string turn_file_name(int level, int problem, int sample, int turn);
