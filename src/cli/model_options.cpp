@@ -1,5 +1,6 @@
 #include "cli/model_options.hpp"
 
+#include <cctype>
 #include <cstdio>
 
 #include "core/error.hpp"
@@ -144,6 +145,13 @@ llm::GenerationSettings make_generation_settings(const ModelOptions& o, Backend 
             "the evaluation found",
             "put {{feedback}} in it (kbench prompt --template refine shows kbench's)");
     return s;
+}
+
+std::string run_slug(std::string text) {
+    for (char& c : text)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_')
+            c = '_';
+    return text;
 }
 
 std::string describe_spend(const llm::ModelClient& client, const std::string& model) {

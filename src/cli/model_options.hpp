@@ -51,6 +51,9 @@ llm::ClientOptions make_client_options(const ModelOptions& options,
 // The templates, hardware description, few-shot pairs and request for a backend.
 llm::GenerationSettings make_generation_settings(const ModelOptions& options, Backend backend);
 
+// A run's default name from its parts: what a folder name may hold, the rest as '_'.
+std::string run_slug(std::string text);
+
 // "$0.42", or "unknown (no price for MODEL: add one with --prices FILE)".
 std::string describe_spend(const llm::ModelClient& client, const std::string& model);
 

@@ -216,13 +216,6 @@ void ItemFeed::close() {
     changed_.notify_all();
 }
 
-bool ItemFeed::wait_for_item() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (items_.empty() && !closed_ && !InterruptGuard::interrupted())
-        changed_.wait_for(lock, std::chrono::milliseconds(100));
-    return !items_.empty();
-}
-
 bool ItemFeed::has_items() {
     std::lock_guard<std::mutex> guard(mutex_);
     return !items_.empty();

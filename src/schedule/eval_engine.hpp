@@ -43,8 +43,6 @@ class ItemFeed {
     void give_back(EvalItem item);  // a lost device's item, first in line again
     void close();
     std::optional<EvalItem> next();
-    // Waits until an item is waiting or the feed is closed; true for an item.
-    bool wait_for_item();
     bool has_items();
     bool closed();
     // Called with every item pushed from now on, and at once with those waiting.
