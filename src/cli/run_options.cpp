@@ -47,11 +47,25 @@ void add_run_options(CLI::App* cmd, RunOptions& o) {
         ->check(CLI::ExistingFile);
     cmd->add_option("--cache-dir", o.cache_dir, "Build cache (default: ~/.cache/kbench/builds)");
     cmd->add_option("--builders", o.builders, "Concurrent builds (default: one a core)");
+    cmd->add_flag("--no-build-support", o.no_build_support,
+                  "Build extensions exactly as written, without kbench's precompiled "
+                  "torch/extension.h and lighter header for CUDA files");
     cmd->add_option("--timeout-build", o.limits.build_s, "Seconds")->capture_default_str();
     cmd->add_option("--timeout-load", o.limits.load_s, "Seconds")->capture_default_str();
     cmd->add_option("--timeout-correctness", o.limits.correctness_s, "Seconds")
         ->capture_default_str();
     cmd->add_option("--timeout-timing", o.limits.timing_s, "Seconds")->capture_default_str();
+    cmd->add_option("--call-factor", o.limits.call_factor,
+                    "A request of model calls may take this many times the reference's own time "
+                    "(0: only the phase limits)")
+        ->capture_default_str();
+    cmd->add_option("--call-floor", o.limits.call_floor_s,
+                    "Seconds a request of model calls may always take")
+        ->capture_default_str();
+    cmd->add_option("--timeout-first-call", o.limits.first_call_s,
+                    "Seconds a sandbox's first call may take while it compiles (Triton, lazy "
+                    "loading)")
+        ->capture_default_str();
     cmd->add_option("--min-samples", o.timing.min_samples, "Timing samples at least")
         ->capture_default_str();
     cmd->add_option("--max-samples", o.timing.max_samples, "Timing samples at most")
@@ -109,6 +123,7 @@ schedule::BuilderOptions make_builder_options(const RunOptions& o,
     b.precision = parse_precision(o.precision);
     b.limit_s = o.limits.build_s;
     b.builders = o.builders;
+    b.build_support = !o.no_build_support;
     b.log = std::move(log);
     b.verbose = o.verbose && !o.quiet;
     b.rules = integrity::RulePolicy::of(make_config(o, "cpu"));
@@ -142,6 +157,7 @@ schedule::EngineOptions make_engine_options(const RunOptions& o, const CheckConf
     e.cpu_judges = cpu_judges;
     e.builds = make_builder_options(o, e.env, e.policy, scratch / "work",
                                     o.verbose && !o.quiet ? log : nullptr);
+    if (!o.quiet) e.builds.notice = log;
     e.scratch_dir = scratch / "work";
     e.log = std::move(log);
     e.verbose = o.verbose && !o.quiet;

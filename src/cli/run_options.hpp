@@ -34,6 +34,7 @@ struct RunOptions {
     std::optional<std::string> cache_dir;
     std::optional<std::string> gpu_peaks;
     int builders = 0;
+    bool no_build_support = false;
     PhaseLimits limits;
     TimingConfig timing;
 };

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "protocol/zygote_messages.hpp"
+#include "sandbox/lockdown.hpp"
 #include "schedule/sandbox_process.hpp"
 #include "schedule/text.hpp"
 
@@ -43,6 +44,13 @@ void BuilderPool::note(const std::string& line) const {
     if (options_.log) options_.log(line);
 }
 
+void BuilderPool::tell(const std::string& line) const {
+    if (options_.notice)
+        options_.notice(line);
+    else
+        note(line);
+}
+
 void BuilderPool::detail(const std::string& line) const {
     if (options_.verbose) note(line);
 }
@@ -67,9 +75,86 @@ std::string BuilderPool::key(const CandidateSpec& candidate) const {
     // A build for the CPU refuses CUDA code (kbench_worker/extensions.py), one for a GPU
     // compiles it: their records differ, so their keys do.
     std::string target = options_.env.device_kind == "cpu" ? "\nfor the cpu" : "";
+    // A build that may use the build support depends on it: its manifest names the compilers,
+    // the flags and the hash of every file in it.
+    if (BuildSupport::builds_extensions(candidate.code)) {
+        const BuildSupportState& s = support();
+        if (!s.digest.empty()) target += "\nbuild support " + s.digest;
+    }
     std::lock_guard<std::mutex> guard(mutex_);
     return build::BuildCache::key(candidate.code, candidate.backend, options_.precision,
                                   fingerprint_ + "\n" + architectures_ + target);
+}
+
+const BuildSupportState& BuilderPool::support() const {
+    static const BuildSupportState none;
+    if (!options_.build_support) return none;
+    BuildSupport* made;
+    {
+        std::lock_guard<std::mutex> guard(support_mutex_);
+        if (!support_) {
+            BuildSupportOptions o;
+            o.python = options_.env.python;
+            o.script = options_.env.worker_package_dir / "kbench_worker" / "build_support.py";
+            o.root = options_.cache_dir / "support";
+            o.device_kind = options_.env.device_kind == "cpu" ? "cpu" : "cuda";
+            {
+                std::lock_guard<std::mutex> g(mutex_);
+                o.architectures = architectures_;
+                o.toolchain = fingerprint_;
+            }
+            o.log = [this](const std::string& line) { tell(line); };
+            support_ = std::make_unique<BuildSupport>(o);
+        }
+        made = support_.get();
+    }
+    const BuildSupportState& state = made->get();
+    std::lock_guard<std::mutex> guard(support_mutex_);
+    if (!support_noted_) {
+        support_noted_ = true;
+        if (state.made_s > 0)
+            tell("made the build support in " + seconds_text(state.made_s) +
+                 " (once for this toolchain and these GPU targets): " + state.dir.string());
+        else if (state.dir.empty())
+            tell("extensions are built without kbench's build support: " + state.why_none);
+    }
+    return state;
+}
+
+std::string BuilderPool::visible_support(const BuildSupportState& state) const {
+    std::lock_guard<std::mutex> guard(support_mutex_);
+    if (!visible_support_.empty()) return visible_support_;
+    const SandboxPolicy& p = options_.policy;
+    if (p.uid < 0 || sandbox::readable_by(state.dir.string(), p.uid, p.gid)) {
+        visible_support_ = state.dir.string();
+        return visible_support_;
+    }
+    // Builders run as a user who cannot read the cache: a copy (links where it can) beside
+    // their folders, read-only to them like the original.
+    fs::path copy = options_.scratch_dir / "support";
+    std::error_code ignored;
+    fs::remove_all(copy, ignored);
+    for (const auto& entry : fs::recursive_directory_iterator(state.dir)) {
+        fs::path to = copy / fs::relative(entry.path(), state.dir);
+        if (entry.is_directory()) {
+            fs::create_directories(to);
+            continue;
+        }
+        fs::create_directories(to.parent_path());
+        std::error_code linked;
+        fs::create_hard_link(entry.path(), to, linked);
+        if (linked) fs::copy_file(entry.path(), to);
+        fs::permissions(to, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+    }
+    for (const auto& entry : fs::recursive_directory_iterator(copy))
+        if (entry.is_directory())
+            fs::permissions(entry.path(), fs::perms::owner_all | fs::perms::group_read |
+                                              fs::perms::group_exec | fs::perms::others_read |
+                                              fs::perms::others_exec);
+    fs::permissions(copy, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                              fs::perms::others_read | fs::perms::others_exec);
+    visible_support_ = copy.string();
+    return visible_support_;
 }
 
 std::map<std::string, std::string> BuilderPool::prepare_sandbox(const std::string& key,
@@ -86,6 +171,11 @@ std::map<std::string, std::string> BuilderPool::prepare_sandbox(const std::strin
     if (!cache_.place_modules(key, scratch / "prebuilt", &altered) && !altered.empty())
         note("the cached build for a candidate failed its check (" + altered +
              "); the sandbox builds it again");
+    {
+        // Should the sandbox have to build, it builds the way the builder did.
+        std::lock_guard<std::mutex> guard(support_mutex_);
+        if (!visible_support_.empty()) env["KBENCH_BUILD_SUPPORT"] = visible_support_;
+    }
     std::lock_guard<std::mutex> guard(mutex_);
     // Builder and sandbox agree on the targets, should the sandbox have to build.
     if (!architectures_.empty()) env["TORCH_CUDA_ARCH_LIST"] = architectures_;
@@ -190,6 +280,10 @@ build::BuildRecord BuilderPool::run_builder(const CandidateSpec& candidate, cons
     {
         std::lock_guard<std::mutex> guard(mutex_);
         if (!architectures_.empty()) env["TORCH_CUDA_ARCH_LIST"] = architectures_;
+    }
+    if (BuildSupport::builds_extensions(candidate.code)) {
+        const BuildSupportState& s = support();
+        if (!s.dir.empty()) env["KBENCH_BUILD_SUPPORT"] = visible_support(s);
     }
     // The cores are shared among the builders that run at once, but each build may compile
     // its two translation units (the bindings and the CUDA file) side by side: a lone build

@@ -12,6 +12,7 @@
 #include "core/config.hpp"
 #include "integrity/rules.hpp"
 #include "integrity/static_review.hpp"
+#include "schedule/build_support.hpp"
 #include "schedule/sandbox_policy.hpp"
 #include "schedule/worker_process.hpp"
 
@@ -33,7 +34,11 @@ struct BuilderOptions {
     Precision precision = Precision::fp32;
     double limit_s = 600;
     int builders = 0;  // concurrent builds; 0: one a core
+    // Builds of extensions use kbench's build support (schedule/build_support.hpp).
+    bool build_support = true;
     std::function<void(const std::string&)> log;
+    // Lines said at any verbosity: the build support's (making it takes a minute, once).
+    std::function<void(const std::string&)> notice;
     bool verbose = false;
     // The integrity rules: a candidate whose source a static rule rejects is never built.
     integrity::RulePolicy rules;
@@ -79,8 +84,13 @@ class BuilderPool {
     int width() const;
 
   private:
+    // The build support for a candidate that builds extensions; state.dir empty: none.
+    const BuildSupportState& support() const;
+    // The support's folder as builders see it (a copy where they cannot read the original).
+    std::string visible_support(const BuildSupportState& state) const;
     build::BuildRecord run_builder(const CandidateSpec& candidate, const std::string& key);
     void note(const std::string& line) const;
+    void tell(const std::string& line) const;  // notice, else note
     void detail(const std::string& line) const;
 
     BuilderOptions options_;
@@ -92,6 +102,10 @@ class BuilderPool {
     std::map<std::string, double> seconds_;  // build time spent here, per key
     mutable std::mutex mutex_;
     std::atomic<unsigned> builds_started_{0};
+    mutable std::unique_ptr<BuildSupport> support_;
+    mutable std::mutex support_mutex_;
+    mutable std::string visible_support_;
+    mutable bool support_noted_ = false;
 };
 
 }  // namespace kbench::schedule

@@ -10,6 +10,7 @@
 #   tests/gpu/run.sh [STEP ...]   steps: build unit fixtures relu19 suite interrupt refine audit bandwidth
 #                                 health agreement (default: all, in order)
 #
+# KBENCH_BUILD_TARGETS (default: all) limits the build to the named CMake targets.
 # KBENCH_JSONL (default local/kernelbench.jsonl) is a copy of (part of) the KernelBench problem set.
 # KBENCH_FIXTURE_FILTER picks CUDA fixtures (default Cuda/*). audit: the TF32 audit of level 1
 # convolutions (KBENCH_FULL_JSONL, default local/kernelbench_full.jsonl). bandwidth: the device's
@@ -88,7 +89,8 @@ if ! ls /usr/include/curl/curl.h /usr/include/*/curl/curl.h >/dev/null 2>&1; the
 fi
 configure_and_build() {  # SOURCE BINARY_DIR LOG
   cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython3_EXECUTABLE="$PYTHON" \
-    "${SQLITE_ARGS[@]}" "${CURL_ARGS[@]}" > "$3" 2>&1 && cmake --build "$2" -j"$(nproc)" >> "$3" 2>&1
+    "${SQLITE_ARGS[@]}" "${CURL_ARGS[@]}" > "$3" 2>&1 &&
+    cmake --build "$2" -j"$(nproc)" ${KBENCH_BUILD_TARGETS:+--target $KBENCH_BUILD_TARGETS} >> "$3" 2>&1
 }
 
 step "build"
