@@ -113,7 +113,10 @@ json CheckConfig::to_json() const {
                  {{"build_s", limits.build_s},
                   {"load_s", limits.load_s},
                   {"correctness_s", limits.correctness_s},
-                  {"timing_s", limits.timing_s}}},
+                  {"timing_s", limits.timing_s},
+                  {"call_factor", limits.call_factor},
+                  {"call_floor_s", limits.call_floor_s},
+                  {"first_call_s", limits.first_call_s}}},
                 {"timing", timing.to_json()},
                 {"measure", measure},
                 {"policy", policy},
@@ -133,6 +136,13 @@ CheckConfig CheckConfig::from_json(const json& j) {
     if (j.contains("tolerance") && !j["tolerance"].is_null()) c.tolerance = f.real("tolerance");
     Fields l(f.object("limits"), "limits");
     c.limits = {l.real("build_s"), l.real("load_s"), l.real("correctness_s"), l.real("timing_s")};
+    // Settings stored before calls had limits of their own ran under the phase limits alone.
+    const json& limits = j.at("limits");
+    PhaseLimits none;
+    none.call_factor = none.call_floor_s = none.first_call_s = 0;
+    c.limits.call_factor = limits.value("call_factor", none.call_factor);
+    c.limits.call_floor_s = limits.value("call_floor_s", none.call_floor_s);
+    c.limits.first_call_s = limits.value("first_call_s", none.first_call_s);
     c.timing = TimingConfig::from_json(f.object("timing"));
     c.measure = j.at("measure").get<bool>();
     c.policy = f.text("policy");

@@ -39,6 +39,13 @@ struct PhaseLimits {
     double load_s = 120;
     double correctness_s = 120;
     double timing_s = 120;
+    // Each request of model calls may take call_factor times the reference's own time for as
+    // many calls, and at least call_floor_s. A sandbox's first call may take longer while it
+    // compiles (files written in its folder, compilers running under it), up to first_call_s.
+    // The phase limits above bound them all.
+    double call_factor = 100;
+    double call_floor_s = 5;
+    double first_call_s = 60;
 };
 
 // How samples are taken and when sampling stops.

@@ -67,12 +67,17 @@ ProblemPrepared ProblemPrepared::from_json(const json& j) {
 }
 
 json AttachRequest::to_json() const {
-    return json{{"sandbox_pid", sandbox_pid}, {"limit_s", real_json(limit_s)}};
+    return json{{"sandbox_pid", sandbox_pid},
+                {"limit_s", real_json(limit_s)},
+                {"call_factor", real_json(call_factor)},
+                {"call_floor_s", real_json(call_floor_s)},
+                {"first_call_s", real_json(first_call_s)}};
 }
 
 AttachRequest AttachRequest::from_json(const json& j) {
     Fields f(j, "attach request");
-    return {f.integer("sandbox_pid"), f.real("limit_s")};
+    return {f.integer("sandbox_pid"), f.real("limit_s"), f.real("call_factor"),
+            f.real("call_floor_s"), f.real("first_call_s")};
 }
 
 json Overhead::to_json() const {

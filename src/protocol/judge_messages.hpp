@@ -52,6 +52,10 @@ struct AttachRequest {
     static constexpr Op kOp = Op::attach;
     std::int64_t sandbox_pid = 0;  // as the judge sees it; signals from it are named
     double limit_s = 0;
+    // Deadlines of requests of model calls, scaled to the reference's time (PhaseLimits).
+    double call_factor = 0;
+    double call_floor_s = 0;
+    double first_call_s = 0;
 
     json to_json() const;
     static AttachRequest from_json(const json& j);

@@ -144,7 +144,9 @@ static PhaseOutcome floor_rule(PhaseContext& c, const json& work) {
 }
 
 PhaseOutcome attach_phase(PhaseContext& c, int socket, std::int64_t sandbox_pid) {
-    auto reply = c.judge.attach({sandbox_pid, c.config.limits.load_s}, socket);
+    const PhaseLimits& l = c.config.limits;
+    auto reply = c.judge.attach(
+        {sandbox_pid, l.load_s, l.call_factor, l.call_floor_s, l.first_call_s}, socket);
     if (!reply.ok()) return decide_fault(*reply.fault, "start", c);
     const protocol::Overhead& o = reply.value->overhead;
     detail(c, "  sandbox attached; a request costs " + std::to_string(int(o.fixed_us)) + " + " +

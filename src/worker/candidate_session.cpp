@@ -1,10 +1,12 @@
 #include "worker/candidate_session.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
 #include "core/fields.hpp"
+#include "sandbox/lockdown.hpp"
 #include "worker/python_program.hpp"
 #include "worker/signals.hpp"
 #include "worker/timing/remote_measurement.hpp"
@@ -201,8 +203,35 @@ protocol::SandboxAttached CandidateSession::attach(double limit_s) {
     return {{overhead_.fixed_us, overhead_.per_call_us, overhead_.spread_us}};
 }
 
+void CandidateSession::scale_deadlines() {
+    Exchange::CallLimits l;
+    l.factor = call_factor_;
+    l.floor_s = call_floor_s_;
+    l.first_s = first_call_s_;
+    l.reference_s = p_.call_seconds;
+    l.compiling = [this] { return compiling(); };
+    exchange_.set_call_limits(std::move(l));
+}
+
+bool CandidateSession::compiling() const {
+    if (sandbox::descendants_of(sandbox_pid_).size() > processes_at_load_) return true;
+    if (folder_.empty()) return false;
+    auto recent = fs::file_time_type::clock::now() - std::chrono::seconds(2);
+    std::error_code error;
+    int looked = 0;
+    for (auto it = fs::recursive_directory_iterator(
+             folder_, fs::directory_options::skip_permission_denied, error);
+         !error && it != fs::recursive_directory_iterator() && looked < 20000;
+         it.increment(error), ++looked) {
+        std::error_code ignored;
+        if (it->last_write_time(ignored) > recent) return true;
+    }
+    return false;
+}
+
 void CandidateSession::load(const protocol::LoadRequest& request) {
     exchange_.set_deadline(request.limit_s, "load");
+    folder_ = fs::path(request.candidate_file).parent_path();
     protocol::LoadCandidate load;
     load.candidate_file = request.candidate_file;
     load.seed = p_.seed;
@@ -231,6 +260,7 @@ void CandidateSession::load(const protocol::LoadRequest& request) {
     device_.synchronize();
     exchange_.request<protocol::Empty>(load, fds);
     check_signals(sandbox_pid_);
+    processes_at_load_ = sandbox::descendants_of(sandbox_pid_).size();
 }
 
 std::string CandidateSession::check_call(std::size_t position, const CallInputs& inputs,
@@ -273,6 +303,7 @@ protocol::CorrectnessChecked CandidateSession::correctness(
             reference = &kb.second;
         }
         exchange_.set_where("trial " + std::to_string(t));
+        scale_deadlines();
         auto outcome =
             exchange_.run({{inputs, output_shapes(*reference)}}, false, p_.strict, false);
         check_signals(sandbox_pid_);
@@ -389,6 +420,7 @@ protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest&
     if (request.timing.protocol == Mode::kernelbench)
         exchange_.set_flush_bytes(std::size_t(request.timing.kb_flush_bytes));
     protocol::CandidateTimed out;
+    scale_deadlines();
     TimedCalls calls(*this);
     // A request spans about a millisecond on a GPU (two on a CPU, whose clock is coarser
     // against the protocol's own cost), so that the clock check is tight.

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "core/files.hpp"
 #include "core/keyed_seeds.hpp"
 #include "protocol/judge_messages.hpp"
 #include "worker/exchange.hpp"
@@ -24,6 +25,12 @@ class CandidateSession {
     // before the candidate's code is loaded.
     protocol::SandboxAttached attach(double limit_s);
     void load(const protocol::LoadRequest& request);
+    // Deadlines of requests of model calls, scaled to the reference's own time (PhaseLimits).
+    void set_call_limits(double factor, double floor_s, double first_s) {
+        call_factor_ = factor;
+        call_floor_s_ = floor_s;
+        first_call_s_ = first_s;
+    }
     protocol::CorrectnessChecked correctness(const protocol::CorrectnessRequest& request);
     protocol::CandidateTimed timing(const protocol::TimingRequest& request);
     void detach();
@@ -32,6 +39,17 @@ class CandidateSession {
 
   private:
     friend class TimedCalls;
+
+    // Hands the exchange the call limits for the reference's time as known now.
+    void scale_deadlines();
+    // Whether the sandbox is compiling: processes it started since it was loaded, or files
+    // written in its folder in the last two seconds.
+    bool compiling() const;
+    double call_factor_ = 0;
+    double call_floor_s_ = 0;
+    double first_call_s_ = 0;
+    fs::path folder_;                    // the sandbox's own folder (its candidate file's)
+    std::size_t processes_at_load_ = 0;  // the sandbox's processes once it was loaded
 
     // The kernels the sandbox ran since the last report, as a KernelsReported object (on a CPU:
     // not collected, and why).

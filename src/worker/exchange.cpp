@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <set>
 
@@ -59,6 +60,19 @@ void Exchange::ended(const std::string& what) {
     throw FaultError(FaultKind::sandbox_ended, "the sandbox ended" + what, "", where_);
 }
 
+std::string Exchange::call_overran() const {
+    std::string at = where_.empty() ? phase_ : phase_ + " (" + where_ + ")";
+    const CallLimits& l = call_limits_;
+    char text[400];
+    std::snprintf(text, sizeof text,
+                  " did not finish within %.1f s: a request of %zu call(s) may take %g x the "
+                  "reference's %.3g ms a call, at least %g s (a first call, while it compiles, up "
+                  "to %g s)",
+                  call_allowance_s_, call_count_, l.factor, l.reference_s * 1e3, l.floor_s,
+                  l.first_s);
+    return at + text;
+}
+
 std::string Exchange::overran() const {
     std::string at = where_.empty() ? phase_ : phase_ + " (" + where_ + ")";
     return at + " did not finish within " + std::to_string(int(limit_s_)) + " s";
@@ -97,12 +111,22 @@ json Exchange::receive() {
                 "protocol_violation", where_);
         }
         pollfd p{fd_, POLLIN, 0};
-        int ready = ::poll(&p, 1, millis_until(deadline_));
+        int ready = ::poll(&p, 1, millis_until(std::min(deadline_, call_deadline_)));
         if (ready < 0 && errno == EINTR) {
             check_signals(sandbox_pid_);
             continue;
         }
-        if (ready == 0) throw FaultError(FaultKind::candidate_overran, overran(), "", where_);
+        if (ready == 0) {
+            auto now = Clock::now();
+            if (now >= deadline_)
+                throw FaultError(FaultKind::candidate_overran, overran(), "", where_);
+            // A first call that is still compiling is looked at again in a second.
+            if (now < first_call_until_ && call_limits_.compiling && call_limits_.compiling()) {
+                call_deadline_ = std::min(first_call_until_, now + std::chrono::seconds(1));
+                continue;
+            }
+            throw FaultError(FaultKind::candidate_overran, call_overran(), "", where_);
+        }
         char buffer[1 << 16];
         ssize_t n = ::read(fd_, buffer, sizeof buffer);
         if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
@@ -329,9 +353,22 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
         if (timed) flush_.fill_(std::uint8_t(nonce_ & 0xff));
     }
     device_.synchronize();
+    const CallLimits& l = call_limits_;
+    if (!null_model && l.factor > 0 && l.reference_s > 0) {
+        call_count_ = calls.size();
+        call_allowance_s_ = std::max(l.floor_s, l.factor * l.reference_s * double(calls.size()));
+        auto now = Clock::now();
+        call_deadline_ = now + std::chrono::milliseconds(long(call_allowance_s_ * 1000));
+        first_call_until_ = model_called_
+                                ? Clock::time_point::min()
+                                : now + std::chrono::milliseconds(
+                                            long(std::max(l.first_s, call_allowance_s_) * 1000));
+    }
     send(protocol::request_json(batch), fds);
     Outcome outcome;
     outcome.done = decode<protocol::CallsDone>(receive());
+    call_deadline_ = Clock::time_point::max();
+    if (!null_model) model_called_ = true;
     // The outputs are the judge's once it has read them: only then does the clock stop.
     for (std::size_t i = 0; i < calls.size(); ++i) {
         Position& pos = positions_[i];

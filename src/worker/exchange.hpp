@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -42,6 +43,19 @@ class Exchange {
     void set_deadline(double seconds, const std::string& phase);
     // Time the judge spent on its own work meanwhile (arbitration) is not the sandbox's.
     void extend_deadline(double seconds);
+
+    // Deadlines scaled to the problem: a request of model calls (null ones aside) may take
+    // factor x reference_s for each call, and at least floor_s; the sandbox's first such request
+    // may go on, while compiling() says it is compiling, up to first_s. The phase's deadline
+    // bounds them all; factor or reference_s 0: the phase's deadline alone.
+    struct CallLimits {
+        double factor = 0;
+        double floor_s = 0;
+        double first_s = 0;
+        double reference_s = 0;  // the reference's own time for one call
+        std::function<bool()> compiling;
+    };
+    void set_call_limits(CallLimits limits) { call_limits_ = std::move(limits); }
     // Bytes the judge writes to flush the cache before a timed request (0: twice the cache).
     void set_flush_bytes(std::size_t bytes) {
         flush_bytes_ = bytes;
@@ -113,7 +127,15 @@ class Exchange {
     }
 
   private:
+    std::string call_overran() const;
+
     ModelCalls model_calls_;
+    CallLimits call_limits_;
+    bool model_called_ = false;
+    Clock::time_point call_deadline_ = Clock::time_point::max();
+    Clock::time_point first_call_until_ = Clock::time_point::min();
+    double call_allowance_s_ = 0;
+    std::size_t call_count_ = 0;
     struct Position {
         std::vector<std::uint64_t> output_ids;
         std::vector<std::shared_ptr<SharedBuffer>> output_buffers;

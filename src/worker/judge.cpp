@@ -154,6 +154,7 @@ class Judge {
         fds.clear();
         session_ = std::make_unique<CandidateSession>(problem(), device_, socket,
                                                       pid_t(request.sandbox_pid));
+        session_->set_call_limits(request.call_factor, request.call_floor_s, request.first_call_s);
         return session_->attach(request.limit_s);
     }
 

@@ -53,6 +53,9 @@ struct ReferenceProblem {
     std::vector<std::uint64_t> public_trial_seeds;  // KernelBench's, from the base seed
     std::vector<OutputShape> outputs;
     double inputs_seconds = 0;
+    // The fastest call of the reference seen so far, from its inputs to its outputs on the
+    // device (0: none yet): what scaled deadlines scale.
+    double call_seconds = 0;
     std::size_t trial_bytes = 0;
     // Calls on public seeds, kept: KernelBench's trials (its mode) and the baseline's inputs.
     std::map<std::uint64_t, std::pair<CallInputs, ReferenceOutput>> public_calls;
