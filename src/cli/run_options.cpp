@@ -1,6 +1,7 @@
 #include "cli/run_options.hpp"
 
 #include <chrono>
+#include <cstdlib>
 #include <iomanip>
 #include <iostream>
 #include <regex>
@@ -72,8 +73,12 @@ void add_run_options(CLI::App* cmd, RunOptions& o) {
         ->capture_default_str();
     cmd->add_option("--max-seconds", o.timing.max_seconds, "Seconds of sampling at most")
         ->capture_default_str();
+    cmd->add_flag("--rounds", o.timing.alternate,
+                  "Time the baseline in rounds alternating with the candidate's requests, the "
+                  "speedup's interval over rounds (not yet the default: see docs/STATUS.md)");
     cmd->add_option("--target-ci", o.timing.target_rel_halfwidth,
-                    "Stop when the median's 95% half-width is under this fraction")
+                    "Stop when the 95% interval's relative half-width is under this fraction (the "
+                    "median's; the speedup's over rounds with --rounds)")
         ->capture_default_str();
 }
 
@@ -120,6 +125,10 @@ schedule::BuilderOptions make_builder_options(const RunOptions& o,
     // Absolute: workers run in private folders of their own.
     b.cache_dir = fs::absolute(o.cache_dir ? fs::path(*o.cache_dir) : cache_root() / "builds");
     b.scratch_dir = fs::absolute(scratch);
+    // Build supports are large (a precompiled header at three levels) and do not depend on the
+    // cache: caches may share one folder of them.
+    if (const char* env = std::getenv("KBENCH_SUPPORT_DIR"); env && *env)
+        b.support_dir = fs::absolute(env);
     b.precision = parse_precision(o.precision);
     b.limit_s = o.limits.build_s;
     b.builders = o.builders;

@@ -79,13 +79,16 @@ json TimingConfig::to_json() const {
                 {"kb_warmup", kb_warmup},
                 {"kb_trials", kb_trials},
                 {"kb_discard_first", kb_discard_first},
-                {"kb_flush_bytes", kb_flush_bytes}};
+                {"kb_flush_bytes", kb_flush_bytes},
+                {"alternate", alternate}};
 }
 
 TimingConfig TimingConfig::from_json(const json& j) {
     Fields f(j, "timing configuration");
     TimingConfig c;
     c.protocol = parse_mode(f.text("protocol"));
+    // Settings stored before rounds existed timed the baseline apart.
+    c.alternate = j.value("alternate", false);
     c.min_samples = f.small("min_samples");
     c.max_samples = f.small("max_samples");
     c.max_seconds = f.real("max_seconds");

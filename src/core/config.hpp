@@ -60,6 +60,10 @@ struct TimingConfig {
     int warmup_max = 200;
     double warmup_max_seconds = 2.0;
     double warmup_tolerance = 0.05;
+    // strict: the baseline timed in rounds alternating with the candidate's requests (false:
+    // apart, its samples against the candidate's as if independent). Off by default until it
+    // has been measured on a GPU (docs/STATUS.md).
+    bool alternate = false;
     // kernelbench: the reference harness's fixed protocol.
     int kb_warmup = 3;
     int kb_trials = 100;

@@ -83,6 +83,7 @@ json Verdict::to_json() const {
         speedup_ci95
             ? json::array({real_json(speedup_ci95->first), real_json(speedup_ci95->second)})
             : json(nullptr);
+    if (speedup_rounds > 0) j["speedup_rounds"] = speedup_rounds;
     j["integrity"] = json::array();
     for (const auto& f : integrity) {
         json finding = {{"rule", f.rule}, {"severity", f.severity}, {"detail", f.detail}};
@@ -133,6 +134,7 @@ Verdict Verdict::from_json(const json& j) {
     if (j.contains("speedup_ci95") && j["speedup_ci95"].is_array() && j["speedup_ci95"].size() == 2)
         v.speedup_ci95 = {real_from_json(j["speedup_ci95"][0], "speedup_ci95"),
                           real_from_json(j["speedup_ci95"][1], "speedup_ci95")};
+    v.speedup_rounds = j.value("speedup_rounds", 0);
     for (const auto& f : j.value("integrity", json::array()))
         v.integrity.push_back({f.value("rule", std::string()), f.value("severity", std::string()),
                                f.value("detail", std::string()), f.value("line", 0),

@@ -85,6 +85,8 @@ struct Verdict {
     json baseline_precision;  // the precision flags the baseline was timed under
     std::optional<double> speedup;
     std::optional<std::pair<double, double>> speedup_ci95;
+    // Rounds the speedup and its interval come from (alternating rounds); 0: samples timed apart.
+    int speedup_rounds = 0;
     std::vector<Finding> integrity;
     std::vector<KernelShare> kernels;
     json kernel_activity;  // the kernel table's summary (or why there is none); null: not asked

@@ -218,9 +218,14 @@ TimingRequest TimingRequest::from_json(const json& j) {
 json CandidateTimed::to_json() const {
     json findings_out = json::array();
     for (const auto& f : findings) findings_out.push_back(finding_json(f));
-    return json{{"measured", measured.to_json()}, {"findings", findings_out},
-                {"checked_calls", checked_calls}, {"failure", failure},
-                {"arbitration", arbitration},     {"kernels", kernels}};
+    return json{{"measured", measured.to_json()},
+                {"findings", findings_out},
+                {"checked_calls", checked_calls},
+                {"failure", failure},
+                {"arbitration", arbitration},
+                {"kernels", kernels},
+                {"baseline", baseline ? baseline->to_json() : json(nullptr)},
+                {"round_ratios", reals_json(round_ratios)}};
 }
 
 CandidateTimed CandidateTimed::from_json(const json& j) {
@@ -234,6 +239,11 @@ CandidateTimed CandidateTimed::from_json(const json& j) {
         throw ProtocolError("timing reply: arbitration is neither null nor an object");
     for (const json& item : f.array("findings")) t.findings.push_back(finding_from(item));
     if (t.failure.empty()) t.measured = Measured::from_json(f.object("measured"));
+    if (!f.any("baseline").is_null()) t.baseline = Measured::from_json(f.object("baseline"));
+    t.round_ratios = f.reals("round_ratios");
+    for (double r : t.round_ratios)
+        if (!std::isfinite(r) || r <= 0)
+            throw ProtocolError("timing reply: a round's ratio of " + std::to_string(r));
     return t;
 }
 

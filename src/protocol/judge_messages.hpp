@@ -4,6 +4,7 @@
 // makes every input, owns the clock around every timed request and takes every output itself.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -142,6 +143,10 @@ struct CandidateTimed {
     std::string failure;              // a checked call's failure; empty when all passed
     json arbitration;                 // checked calls judged at a wider precision, or null
     json kernels;                     // the kernels the sandbox ran meanwhile, or null
+    // kbench's protocol: the baseline timed in blocks alternating with the candidate's requests,
+    // and each round's ratio (the baseline block's median over the candidate block's).
+    std::optional<Measured> baseline;
+    std::vector<double> round_ratios;
 
     json to_json() const;
     static CandidateTimed from_json(const json& j);

@@ -63,6 +63,8 @@ std::string format_verdict(const Verdict& v) {
         std::string ci = v.speedup_ci95 ? fmt::format("  [{:.3f}, {:.3f}] 95% CI",
                                                       v.speedup_ci95->first, v.speedup_ci95->second)
                                         : "";
+        if (v.speedup_ci95 && v.speedup_rounds > 0)
+            ci += fmt::format(" over {} rounds", v.speedup_rounds);
         row("speedup", fmt::format("{:.3f}x{}", *v.speedup, ci));
     }
     if (v.floor.is_object() && v.floor.value("known", false) && v.floor.contains("speed_of_light"))

@@ -96,7 +96,8 @@ const BuildSupportState& BuilderPool::support() const {
             BuildSupportOptions o;
             o.python = options_.env.python;
             o.script = options_.env.worker_package_dir / "kbench_worker" / "build_support.py";
-            o.root = options_.cache_dir / "support";
+            o.root = options_.support_dir.empty() ? options_.cache_dir / "support"
+                                                  : options_.support_dir;
             o.device_kind = options_.env.device_kind == "cpu" ? "cpu" : "cuda";
             {
                 std::lock_guard<std::mutex> g(mutex_);

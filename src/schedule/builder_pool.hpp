@@ -30,6 +30,7 @@ struct BuilderOptions {
     WorkerEnvironment env;  // the Python and worker module; builders never see a GPU
     SandboxPolicy policy;   // builders run candidate code (at import): confined like sandboxes
     fs::path cache_dir;     // the build cache's root
+    fs::path support_dir;   // where build supports are kept (empty: the cache's "support")
     fs::path scratch_dir;   // builders' private folders
     Precision precision = Precision::fp32;
     double limit_s = 600;

@@ -198,6 +198,8 @@ PhaseOutcome timing_phase(PhaseContext& c) {
     }
     c.verdict.timing = r.measured.summary();
     c.candidate_samples = r.measured.samples_us;
+    c.round_baseline = r.baseline;
+    c.round_ratios = r.round_ratios;
     if (auto o = kernel_rules(c, r.kernels, true)) return o;
     for (const Finding& f : r.findings) c.verdict.integrity.push_back(f);
     std::vector<std::string> threads = added(threads_before, c.sandbox.threads());
@@ -231,13 +233,22 @@ PhaseOutcome finish_phase(PhaseContext& c) {
 PhaseOutcome baseline_phase(PhaseContext& c) {
     auto reply = c.judge.baseline({c.config.timing}, std::max(120.0, 2 * c.config.limits.timing_s));
     if (!reply.ok()) return decide_fault(*reply.fault, "baseline", c);
-    const protocol::Measured& base = reply.value->measured;
-    c.verdict.baseline = base.summary();
     c.verdict.baseline_precision = reply.value->precision;
-    const TimingResult& mine = *c.verdict.timing;
-    auto statistic = mine.statistic == "mean" ? score::Statistic::mean : score::Statistic::median;
-    // The candidate's samples are the summary's source; the judge sent them with it.
-    auto estimate = score::estimate_speedup(base.samples_us, c.candidate_samples, statistic);
+    score::SpeedupEstimate estimate;
+    if (c.round_baseline && c.round_ratios.size() >= 2) {
+        // Timed in alternating rounds with the candidate: drift hits both sides of each ratio.
+        c.verdict.baseline = c.round_baseline->summary();
+        estimate = score::speedup_over_rounds(c.round_ratios);
+        c.verdict.speedup_rounds = int(c.round_ratios.size());
+    } else {
+        const protocol::Measured& base = reply.value->measured;
+        c.verdict.baseline = base.summary();
+        const TimingResult& mine = *c.verdict.timing;
+        auto statistic =
+            mine.statistic == "mean" ? score::Statistic::mean : score::Statistic::median;
+        // The candidate's samples are the summary's source; the judge sent them with it.
+        estimate = score::estimate_speedup(base.samples_us, c.candidate_samples, statistic);
+    }
     c.verdict.speedup = estimate.speedup;
     c.verdict.speedup_ci95 = {estimate.ci_lo, estimate.ci_hi};
     return floor_rule(c, reply.value->work);

@@ -22,11 +22,15 @@ struct PhaseContext {
     Verdict& verdict;
     std::function<void(const std::string&)> detail;  // a progress line (may be empty)
     std::vector<double> candidate_samples = {};      // the timing phase's, for the speedup
-    integrity::RulePolicy rules = {};                // the run's integrity policy
-    integrity::KernelOrigins origins = {};           // which kernels are the candidate's
-    integrity::KernelTable kernels = {};             // what ran, phase after phase
-    json gpu_entry = nullptr;                        // the device's peak rates, or null
-    bool constant_output = false;                    // the problem's output ignores its inputs
+    // kbench's protocol: the baseline timed in rounds alternating with the candidate's, and
+    // each round's ratio; the speedup and its interval come from them.
+    std::optional<protocol::Measured> round_baseline = {};
+    std::vector<double> round_ratios = {};
+    integrity::RulePolicy rules = {};       // the run's integrity policy
+    integrity::KernelOrigins origins = {};  // which kernels are the candidate's
+    integrity::KernelTable kernels = {};    // what ran, phase after phase
+    json gpu_entry = nullptr;               // the device's peak rates, or null
+    bool constant_output = false;           // the problem's output ignores its inputs
 };
 
 struct Decision {

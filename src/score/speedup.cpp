@@ -1,6 +1,7 @@
 #include "score/speedup.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <random>
 #include <stdexcept>
@@ -53,6 +54,36 @@ SpeedupEstimate estimate_speedup(const std::vector<double>& baseline_us,
     estimate.ci_lo = ratios.empty() ? estimate.speedup : at(0.025);
     estimate.ci_hi = ratios.empty() ? estimate.speedup : at(0.975);
     return estimate;
+}
+
+double t_975(int df) {
+    // Exact for small df; beyond 30 the Cornish-Fisher expansion (error below 1e-4).
+    static const double table[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
+                                   2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
+                                   2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+                                   2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+    if (df < 1) throw std::invalid_argument("t quantile: df must be at least 1");
+    if (df <= 30) return table[df - 1];
+    const double z = 1.959963984540054, n = double(df);
+    return z + (z * z * z + z) / (4 * n) +
+           (5 * std::pow(z, 5) + 16 * z * z * z + 3 * z) / (96 * n * n);
+}
+
+SpeedupEstimate speedup_over_rounds(const std::vector<double>& round_ratios) {
+    if (round_ratios.size() < 2)
+        throw std::invalid_argument("speedup over rounds: at least two rounds are needed");
+    std::vector<double> logs;
+    for (double r : round_ratios) {
+        if (!(r > 0) || !std::isfinite(r))
+            throw std::invalid_argument("speedup over rounds: a ratio is not a positive number");
+        logs.push_back(std::log(r));
+    }
+    double n = double(logs.size());
+    double mean = std::accumulate(logs.begin(), logs.end(), 0.0) / n;
+    double ss = 0;
+    for (double l : logs) ss += (l - mean) * (l - mean);
+    double half = t_975(int(logs.size()) - 1) * std::sqrt(ss / (n - 1)) / std::sqrt(n);
+    return {std::exp(mean), std::exp(mean - half), std::exp(mean + half)};
 }
 
 }  // namespace kbench::score

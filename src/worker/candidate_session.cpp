@@ -7,6 +7,7 @@
 
 #include "core/fields.hpp"
 #include "sandbox/lockdown.hpp"
+#include "worker/cuda_timing_device.hpp"
 #include "worker/python_program.hpp"
 #include "worker/signals.hpp"
 #include "worker/timing/remote_measurement.hpp"
@@ -27,6 +28,41 @@ struct CheckedCallFailed {
 };
 
 }  // namespace
+
+// The baseline's side of alternating rounds: the reference in the judge, on the inputs the
+// baseline is timed on (baseline_inputs), one sample a call under kbench's protocol.
+class ReferenceBlocks : public timing::LocalCalls {
+  public:
+    ReferenceBlocks(ReferenceProblem& p, const Device& device)
+        : p_(p),
+          timer_(make_timing_device(device, 0)),
+          sampler_(*timer_),
+          sets_(baseline_inputs(p, device, false)) {
+        if (sets_.empty()) throw std::runtime_error("the reference has no inputs to be timed on");
+    }
+
+    std::vector<double> run(int count) override {
+        std::vector<double> out;
+        py::object model = p_.model;
+        auto call = [&](std::size_t i) { model(*sets_[i % sets_.size()]); };
+        for (int i = 0; i < count; ++i) {
+            bool outside = false;
+            out.push_back(sampler_.sample(call, calls_++, &outside));
+            if (outside) ++outside_;
+        }
+        return out;
+    }
+    std::size_t calls() const { return calls_; }
+    int outside_stream_samples() const { return outside_; }
+
+  private:
+    ReferenceProblem& p_;
+    std::unique_ptr<timing::TimingDevice> timer_;
+    timing::ColdSampler sampler_;
+    std::vector<py::tuple> sets_;
+    std::size_t calls_ = 0;
+    int outside_ = 0;
+};
 
 // The timed requests of one measurement: fresh inputs for every call (strict), a secret share
 // of them checked against the reference, every output plain.
@@ -426,8 +462,14 @@ protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest&
     // against the protocol's own cost), so that the clock check is tight.
     double target_us = device_.is_cuda() ? 1000 : 2000;
     timing::RemoteMeasurement measured;
+    // kbench's protocol alternates the baseline's blocks with the candidate's requests; the
+    // reference harness's protocol times the baseline apart, as it does.
+    std::unique_ptr<ReferenceBlocks> baseline;
+    if (request.timing.protocol != Mode::kernelbench && request.timing.alternate)
+        baseline = std::make_unique<ReferenceBlocks>(p_, device_);
     try {
-        measured = timing::measure_remote(calls, request.timing, overhead_, max_batch_, target_us);
+        measured = timing::measure_remote(calls, request.timing, overhead_, max_batch_, target_us,
+                                          baseline.get());
         if (std::getenv("KBENCH_DEBUG_CLOCK"))
             std::fprintf(stderr, "kbench judge: overhead %.1f + %.1f us/call, spread %.1f us; %s\n",
                          overhead_.fixed_us, overhead_.per_call_us, overhead_.spread_us,
@@ -446,6 +488,15 @@ protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest&
     const timing::Measurement& m = measured.measurement;
     out.measured = {m.samples_us, m.converged, m.warmup_calls, m.calls, m.outside_stream_samples,
                     m.statistic};
+    if (baseline && !measured.baseline_us.empty()) {
+        out.baseline = protocol::Measured{measured.baseline_us,
+                                          m.converged,
+                                          0,
+                                          baseline->calls(),
+                                          baseline->outside_stream_samples(),
+                                          "median"};
+        out.round_ratios = measured.round_ratios;
+    }
     if (!exchange_.precision_change().empty())
         out.findings.push_back(
             {exchange_.precision_change_rule(), "warn", exchange_.precision_change()});

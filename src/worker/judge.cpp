@@ -176,30 +176,8 @@ class Judge {
         std::string key = request.timing.to_json().dump();
         if (auto it = p.baselines.find(key); it != p.baselines.end()) return it->second;
         const TimingConfig& config = request.timing;
-        // The reference harness times on the base seed's inputs; kbench over up to three of
-        // KernelBench's trials, as many as fit in an eighth of the memory.
-        std::vector<std::uint64_t> seeds;
-        if (config.protocol == Mode::kernelbench) {
-            seeds.push_back(p.seed);
-        } else {
-            std::size_t budget = device_.memory_bytes() / 8;
-            std::size_t fit =
-                std::max<std::size_t>(1, budget / std::max<std::size_t>(p.trial_bytes, 1));
-            for (std::size_t t = 0;
-                 t < p.public_trial_seeds.size() && t < std::min<std::size_t>(3, fit); ++t)
-                seeds.push_back(p.public_trial_seeds[t]);
-        }
-        std::vector<py::tuple> sets;
-        for (std::uint64_t seed : seeds) {
-            const CallInputs& inputs = public_call(p, seed, device_).first;
-            py::list args;
-            for (std::size_t j = 0; j < inputs.values.size(); ++j)
-                args.append(inputs.tensors[j].defined()
-                                ? py::reinterpret_steal<py::object>(
-                                      THPVariable_Wrap(inputs.tensors[j].clone()))
-                                : inputs.values[j]);
-            sets.emplace_back(args);
-        }
+        std::vector<py::tuple> sets =
+            baseline_inputs(p, device_, config.protocol == Mode::kernelbench);
         std::size_t flush =
             config.protocol == Mode::kernelbench ? std::size_t(config.kb_flush_bytes) : 0;
         auto timer = make_timing_device(device_, flush);

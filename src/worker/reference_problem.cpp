@@ -1,5 +1,6 @@
 #include "worker/reference_problem.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "worker/python_program.hpp"
@@ -214,6 +215,33 @@ const json& reference_work(ReferenceProblem& p, const Device& device) {
     }
     device.synchronize();
     return p.work;
+}
+
+std::vector<py::tuple> baseline_inputs(ReferenceProblem& p, const Device& device,
+                                       bool kernelbench) {
+    std::vector<std::uint64_t> seeds;
+    if (kernelbench) {
+        seeds.push_back(p.seed);
+    } else {
+        std::size_t budget = device.memory_bytes() / 8;
+        std::size_t fit =
+            std::max<std::size_t>(1, budget / std::max<std::size_t>(p.trial_bytes, 1));
+        for (std::size_t t = 0;
+             t < p.public_trial_seeds.size() && t < std::min<std::size_t>(3, fit); ++t)
+            seeds.push_back(p.public_trial_seeds[t]);
+    }
+    std::vector<py::tuple> sets;
+    for (std::uint64_t seed : seeds) {
+        const CallInputs& inputs = public_call(p, seed, device).first;
+        py::list args;
+        for (std::size_t j = 0; j < inputs.values.size(); ++j)
+            args.append(
+                inputs.tensors[j].defined()
+                    ? py::reinterpret_steal<py::object>(THPVariable_Wrap(inputs.tensors[j].clone()))
+                    : inputs.values[j]);
+        sets.emplace_back(args);
+    }
+    return sets;
 }
 
 }  // namespace kbench::worker

@@ -94,6 +94,11 @@ ReferenceOutput run_reference(ReferenceProblem& p, const CallInputs& inputs, con
 const std::pair<CallInputs, ReferenceOutput>& public_call(ReferenceProblem& p, std::uint64_t seed,
                                                           const Device& device);
 
+// The inputs the baseline is timed on, as argument tuples of copies: the base seed's (the
+// reference harness's protocol), else up to three of KernelBench's trials, as many as fit in an
+// eighth of the device's memory.
+std::vector<py::tuple> baseline_inputs(ReferenceProblem& p, const Device& device, bool kernelbench);
+
 // The reference's work on the first public trial's inputs (cached in p.work): {"flops",
 // "bytes", "input_bytes", "parameter_bytes", "output_bytes", "flop_error", "by_op"}; flops is
 // null, with the reason, when the counter failed.

@@ -75,6 +75,7 @@ TEST(CheckConfig, EveryFieldIsInTheStoreKeyButTheDevicesOrdinal) {
         {"limits.correctness_s", [](CheckConfig& c) { c.limits.correctness_s = 8; }},
         {"limits.timing_s", [](CheckConfig& c) { c.limits.timing_s = 1; }},
         {"limits.call_factor", [](CheckConfig& c) { c.limits.call_factor = 7; }},
+        {"timing.alternate", [](CheckConfig& c) { c.timing.alternate = true; }},
         {"limits.call_floor_s", [](CheckConfig& c) { c.limits.call_floor_s = 2; }},
         {"limits.first_call_s", [](CheckConfig& c) { c.limits.first_call_s = 9; }},
         {"timing.protocol", [](CheckConfig& c) { c.timing.protocol = Mode::kernelbench; }},

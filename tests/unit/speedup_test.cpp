@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 namespace kbench::score {
@@ -44,3 +45,33 @@ TEST(Speedup, RefusesEmptySamples) {
 }
 
 }  // namespace kbench::score
+
+TEST(SpeedupOverRounds, GeometricMeanWithAStudentInterval) {
+    // Logs 0.1, -0.1, 0.3: mean 0.1, sd 0.2, t(2) = 4.303, half-width 4.303 * 0.2 / sqrt(3).
+    auto e = kbench::score::speedup_over_rounds({std::exp(0.1), std::exp(-0.1), std::exp(0.3)});
+    double half = 4.303 * 0.2 / std::sqrt(3.0);
+    EXPECT_NEAR(e.speedup, std::exp(0.1), 1e-12);
+    EXPECT_NEAR(e.ci_lo, std::exp(0.1 - half), 1e-9);
+    EXPECT_NEAR(e.ci_hi, std::exp(0.1 + half), 1e-9);
+}
+
+TEST(SpeedupOverRounds, EqualRoundsGiveAPointInterval) {
+    auto e = kbench::score::speedup_over_rounds({2.0, 2.0, 2.0, 2.0});
+    EXPECT_DOUBLE_EQ(e.speedup, 2.0);
+    EXPECT_NEAR(e.ci_lo, 2.0, 1e-12);
+    EXPECT_NEAR(e.ci_hi, 2.0, 1e-12);
+}
+
+TEST(SpeedupOverRounds, RefusesFewerThanTwoRoundsAndNonPositiveRatios) {
+    EXPECT_THROW(kbench::score::speedup_over_rounds({1.0}), std::invalid_argument);
+    EXPECT_THROW(kbench::score::speedup_over_rounds({1.0, 0.0}), std::invalid_argument);
+    EXPECT_THROW(kbench::score::speedup_over_rounds({1.0, std::nan("")}), std::invalid_argument);
+}
+
+TEST(SpeedupOverRounds, TQuantiles) {
+    EXPECT_NEAR(kbench::score::t_975(1), 12.706, 1e-3);
+    EXPECT_NEAR(kbench::score::t_975(30), 2.042, 1e-3);
+    EXPECT_NEAR(kbench::score::t_975(40), 2.021, 1e-3);
+    EXPECT_NEAR(kbench::score::t_975(120), 1.980, 1e-3);
+    EXPECT_NEAR(kbench::score::t_975(100000), 1.960, 1e-3);
+}

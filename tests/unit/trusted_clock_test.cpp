@@ -7,6 +7,7 @@
 #include <random>
 #include <thread>
 
+#include "score/speedup.hpp"
 #include "worker/timing/remote_measurement.hpp"
 #include "worker/timing/run_delay.hpp"
 #include "worker/timing/statistics.hpp"
@@ -181,6 +182,102 @@ TEST(RunDelay, CountsTimeSpentWaitingForACpu) {
     stop = true;
     for (auto& t : busy) t.join();
     EXPECT_GT(after, before);
+}
+
+// Clocks that drift: every call, the candidate's (through a FakeSandbox whose true time is
+// scaled) and the reference's, runs slower as a shared factor grows, as a GPU's clocks and
+// temperature change during a run.
+struct Drift {
+    double factor = 1.0;
+    void step() { factor *= 1.001; }
+};
+
+class DriftingSandbox : public RemoteCalls {
+  public:
+    DriftingSandbox(double true_us, Drift& drift) : true_us_(true_us), drift_(drift) {}
+    RequestRecord run(std::size_t, int count) override {
+        RequestRecord r;
+        r.wall_us = kOverhead.at(count);
+        for (int i = 0; i < count; ++i) {
+            double t = true_us_ * drift_.factor;
+            drift_.step();
+            r.wall_us += t;
+            r.event_us.push_back(t);
+            r.host_us.push_back(t + 15);
+        }
+        return r;
+    }
+    bool has_stream_clock() const override { return true; }
+
+  private:
+    double true_us_;
+    Drift& drift_;
+};
+
+class DriftingReference : public LocalCalls {
+  public:
+    DriftingReference(double true_us, Drift& drift) : true_us_(true_us), drift_(drift) {}
+    std::vector<double> run(int count) override {
+        std::vector<double> out;
+        for (int i = 0; i < count; ++i) {
+            out.push_back(true_us_ * drift_.factor * (1 + 0.002 * ((calls_++ % 5) - 2.0)));
+            drift_.step();
+        }
+        return out;
+    }
+
+  private:
+    double true_us_;
+    Drift& drift_;
+    int calls_ = 0;
+};
+
+TEST(TrustedClock, AlternatingRoundsKeepTheRatioThroughDrift) {
+    Drift drift;
+    DriftingSandbox candidate(200, drift);
+    DriftingReference reference(400, drift);  // true speedup 2
+    TimingConfig config = quick();
+    RemoteMeasurement r = measure_remote(candidate, config, kOverhead, 64, 1000, &reference);
+    ASSERT_GE(int(r.round_ratios.size()), kMinRounds);
+    EXPECT_TRUE(r.measurement.converged);
+    EXPECT_FALSE(r.baseline_us.empty());
+    // The clocks drifted by far more than 1% over the run; each round's ratio did not.
+    EXPECT_GT(drift.factor, 1.1);
+    for (double ratio : r.round_ratios) EXPECT_NEAR(ratio, 2.0, 0.04);
+    // Timed apart, the baseline first and the candidate after it, the drift shows in the ratio.
+    Drift apart;
+    DriftingReference first(400, apart);
+    std::vector<double> base = first.run(int(r.baseline_us.size()));
+    DriftingSandbox then(200, apart);
+    RemoteMeasurement separate = measure_remote(then, config, kOverhead, 64, 1000);
+    double apart_error = std::abs(median(base) / median(separate.measurement.samples_us) - 2.0);
+    double rounds_error = std::abs(score::speedup_over_rounds(r.round_ratios).speedup - 2.0);
+    EXPECT_GT(apart_error, 0.05);
+    EXPECT_LT(rounds_error, 0.03);
+    EXPECT_GT(apart_error, 2 * rounds_error);
+}
+
+TEST(TrustedClock, RoundsGoOnUntilTheRatioIsNarrowOrACapIsReached) {
+    Drift still;
+    DriftingSandbox candidate(500, still);
+    DriftingReference reference(500, still);
+    TimingConfig config = quick();
+    config.target_rel_halfwidth = 1e-9;  // never narrow enough
+    config.max_samples = 60;
+    RemoteMeasurement r = measure_remote(candidate, config, kOverhead, 64, 1000, &reference);
+    EXPECT_FALSE(r.measurement.converged);
+    EXPECT_GE(int(r.round_ratios.size()), kMinRounds);
+    EXPECT_GE(int(r.measurement.samples_us.size()), 60);
+}
+
+TEST(TrustedClock, ForgedTimesAreRefutedInRoundsToo) {
+    Drift still;
+    FakeSandbox forger(500, kOverhead, 0.01);
+    DriftingReference reference(500, still);
+    RemoteMeasurement r = measure_remote(forger, quick(), kOverhead, 64, 1000, &reference);
+    EXPECT_TRUE(r.clock.refuted) << r.clock.detail;
+    for (double ratio : r.round_ratios)
+        EXPECT_LT(ratio, 1.5);  // the clock's samples, not the claims
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ double micros_between(Clock::time_point a, Clock::time_point b) {
 }
 
 // Host time that start/stop/synchronise cost around nothing at all.
-double host_overhead_us(TimingDevice& device) {
+double measure_host_overhead_us(TimingDevice& device) {
     if (!device.has_stream_clock()) return 0;
     std::vector<double> gaps;
     for (int i = 0; i < 15; ++i) {
@@ -60,10 +60,29 @@ json Measurement::to_json() const {
                 {"n", s.n}};
 }
 
+ColdSampler::ColdSampler(TimingDevice& device)
+    : device_(device), host_overhead_us_(measure_host_overhead_us(device)) {}
+
+double ColdSampler::sample(const TimedCall& call, std::size_t index, bool* outside) {
+    device_.flush_cache();
+    device_.synchronize();
+    auto h0 = Clock::now();
+    device_.start();
+    call(index);
+    device_.stop();
+    device_.synchronize();
+    double host_us = micros_between(h0, Clock::now()) - host_overhead_us_;
+    double sample = device_.stream_elapsed_us();
+    bool missed = device_.has_stream_clock() && outside_stream(sample, host_us);
+    if (outside) *outside = missed;
+    return missed ? host_us : sample;
+}
+
 Measurement measure_cold(TimingDevice& device, const TimedCall& call, const TimingConfig& config,
                          const PrepareCall& prepare) {
     Measurement m;
-    m.host_overhead_us = host_overhead_us(device);
+    ColdSampler sampler(device);
+    m.host_overhead_us = sampler.host_overhead_us();
 
     SteadyWarmup warmup(config.warmup_min, config.warmup_max, config.warmup_max_seconds,
                         config.warmup_tolerance);
@@ -84,19 +103,9 @@ Measurement measure_cold(TimingDevice& device, const TimedCall& call, const Timi
     auto sampling_start = Clock::now();
     while (!criterion.is_finished(seconds_since(sampling_start))) {
         if (prepare) prepare(m.calls);
-        device.flush_cache();
-        device.synchronize();
-        auto h0 = Clock::now();
-        device.start();
-        call(m.calls++);
-        device.stop();
-        device.synchronize();
-        double host_us = micros_between(h0, Clock::now()) - m.host_overhead_us;
-        double sample = device.stream_elapsed_us();
-        if (device.has_stream_clock() && outside_stream(sample, host_us)) {
-            sample = host_us;
-            ++m.outside_stream_samples;
-        }
+        bool outside = false;
+        double sample = sampler.sample(call, m.calls++, &outside);
+        if (outside) ++m.outside_stream_samples;
         criterion.add_sample(sample);
         m.samples_us.push_back(sample);
     }

@@ -28,6 +28,21 @@ struct Measurement {
     json to_json() const;
 };
 
+// One sample of kbench's protocol at a time, for whoever interleaves samples with other work:
+// flush the cache, synchronise, mark the stream around the call, synchronise the whole device,
+// and keep the larger of the stream clock and the host clock (less its measured overhead).
+class ColdSampler {
+  public:
+    explicit ColdSampler(TimingDevice& device);  // measures the host clock's overhead
+    // outside: set when the host clock was kept (work the stream's events missed).
+    double sample(const TimedCall& call, std::size_t index, bool* outside = nullptr);
+    double host_overhead_us() const { return host_overhead_us_; }
+
+  private:
+    TimingDevice& device_;
+    double host_overhead_us_ = 0;
+};
+
 // kbench's protocol: warm up until steady; per sample flush the cache, synchronise, mark the
 // stream around the call, synchronise the whole device, and keep the larger of the stream clock
 // and the host clock (less its measured overhead); stop on the configured criterion.

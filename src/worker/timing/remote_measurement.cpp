@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "score/speedup.hpp"
 #include "worker/timing/median_ci_criterion.hpp"
 #include "worker/timing/statistics.hpp"
 #include "worker/timing/steady_warmup.hpp"
@@ -70,11 +71,53 @@ class Requests {
     std::vector<RequestCheck> checks_;
 };
 
+double relative_halfwidth(const std::vector<double>& ratios) {
+    if (ratios.size() < 2) return 1e9;
+    score::SpeedupEstimate e = score::speedup_over_rounds(ratios);
+    return std::max(e.ci_hi / e.speedup - 1, 1 - e.ci_lo / e.speedup);
+}
+
+// Alternating rounds: the baseline's block, then kRoundRequests of the candidate's requests.
+void sample_in_rounds(Requests& requests, std::size_t& next, LocalCalls& baseline,
+                      const TimingConfig& config, RemoteMeasurement& out, double candidate_us) {
+    Measurement& m = out.measurement;
+    // The reference warmed up too, and its typical call, so that its block spans about as long
+    // as the candidate's requests.
+    std::vector<double> warm = baseline.run(std::max(3, config.warmup_min));
+    double reference_us = std::max(median(warm), 0.1);
+    double block_us = kRoundRequests * out.batch * std::max(candidate_us, 0.1);
+    int block = std::clamp(int(std::lround(block_us / reference_us)), 3, 64);
+    auto start = Clock::now();
+    for (;;) {
+        std::vector<double> base = baseline.run(block);
+        std::vector<double> mine;
+        for (int r = 0; r < kRoundRequests; ++r)
+            for (const CallSample& s : requests.run(next, out.batch)) {
+                mine.push_back(s.us);
+                m.samples_us.push_back(s.us);
+                if (s.outside_stream) ++m.outside_stream_samples;
+            }
+        out.baseline_us.insert(out.baseline_us.end(), base.begin(), base.end());
+        double b = median(base), c = median(mine);
+        if (b > 0 && c > 0) out.round_ratios.push_back(b / c);
+        bool enough = int(out.round_ratios.size()) >= kMinRounds &&
+                      int(m.samples_us.size()) >= config.min_samples;
+        m.converged = enough && relative_halfwidth(out.round_ratios) <= config.target_rel_halfwidth;
+        if (m.converged) return;
+        double spent = seconds_since(start);
+        if (enough &&
+            (int(m.samples_us.size()) >= config.max_samples || spent >= config.max_seconds))
+            return;
+        // Rounds without a ratio (a clock that read zero) must not keep it going for ever.
+        if (spent >= 3 * config.max_seconds) return;
+    }
+}
+
 }  // namespace
 
 RemoteMeasurement measure_remote(RemoteCalls& calls, const TimingConfig& config,
                                  const RequestOverhead& overhead, int max_batch,
-                                 double target_request_us) {
+                                 double target_request_us, LocalCalls* baseline) {
     RemoteMeasurement out;
     Measurement& m = out.measurement;
     const bool kernelbench = config.protocol == Mode::kernelbench;
@@ -104,6 +147,12 @@ RemoteMeasurement measure_remote(RemoteCalls& calls, const TimingConfig& config,
         double typical = last.empty() ? target_request_us : median(last);
         int batch = int(std::ceil(target_request_us / std::max(typical, 0.1)));
         out.batch = std::clamp(batch, 1, std::max(1, max_batch));
+        if (baseline) {
+            sample_in_rounds(requests, next, *baseline, config, out, typical);
+            m.calls = next;
+            out.clock = judge_clock(requests.checks());
+            return out;
+        }
         MedianCiCriterion criterion(config.min_samples, config.max_samples, config.max_seconds,
                                     config.target_rel_halfwidth);
         auto sampling_start = Clock::now();

@@ -19,11 +19,29 @@ class RemoteCalls {
     virtual bool has_stream_clock() const = 0;
 };
 
+// The judge's own calls of the reference, timed in blocks between the candidate's requests.
+class LocalCalls {
+  public:
+    virtual ~LocalCalls() = default;
+    // Runs `count` calls, a sample each (kbench's protocol: flushed, synchronised, the stream's
+    // clock unless the host saw clearly more).
+    virtual std::vector<double> run(int count) = 0;
+};
+
 struct RemoteMeasurement {
     Measurement measurement;  // samples after the clock's corrections
     ClockVerdict clock;
     int batch = 1;  // calls a request while sampling
+    // With a baseline to alternate with: its samples, and each round's ratio (the baseline
+    // block's median over the candidate block's).
+    std::vector<double> baseline_us;
+    std::vector<double> round_ratios;
 };
+
+// Rounds of kbench's protocol with a baseline: at least kMinRounds; each holds kRoundRequests
+// requests of the candidate's and a block of the baseline's calls about as long.
+constexpr int kMinRounds = 5;
+constexpr int kRoundRequests = 3;
 
 // kbench's protocol: requests of one call until three calls agree within the warm-up tolerance,
 // then requests of as many calls as make one span about target_request_us (at most max_batch)
@@ -32,8 +50,12 @@ struct RemoteMeasurement {
 // kb_discard_first dropped, device events only, the mean. Either way every request is checked
 // against the judge's clock, and a request whose claims it does not cover gets its samples from
 // the clock instead.
+// With a baseline (kbench's protocol only), sampling goes in alternating rounds, a block of the
+// baseline's calls then the candidate's requests, until the ratio's interval over rounds
+// (score::speedup_over_rounds) is within the target relative half-width, or a cap (samples,
+// seconds) is reached.
 RemoteMeasurement measure_remote(RemoteCalls& calls, const TimingConfig& config,
                                  const RequestOverhead& overhead, int max_batch,
-                                 double target_request_us);
+                                 double target_request_us, LocalCalls* baseline = nullptr);
 
 }  // namespace kbench::timing
