@@ -13,8 +13,10 @@ namespace kbench::schedule {
 // What candidates' extension builds reuse: a GCC precompiled header of torch/extension.h and a
 // lighter torch/extension.h for CUDA files (kbench_worker/build_support.py says what and why).
 // Made by kbench itself, never by a builder, once per toolchain, device kind and GPU targets,
-// in a folder of the build cache; its files' hashes are checked against its manifest when a
-// process first uses it, and the manifest's digest is part of every build key that uses it.
+// in a folder of the build cache; its files' hashes are checked against its manifest when it is
+// made and whenever its files' inodes (device, number, size, mtime, ctime) differ from those the
+// last full check recorded beside it, and the manifest's digest is part of every build key that
+// uses it.
 struct BuildSupportOptions {
     std::string python;
     fs::path script;            // kbench_worker/build_support.py
@@ -27,9 +29,10 @@ struct BuildSupportOptions {
 };
 
 struct BuildSupportState {
-    fs::path dir;        // empty: none (builds go as written)
-    std::string digest;  // SHA-256 of its manifest
-    double made_s = 0;   // seconds this process spent making it (0: it was there)
+    fs::path dir;          // empty: none (builds go as written)
+    std::string digest;    // SHA-256 of its manifest
+    double made_s = 0;     // seconds this process spent making it (0: it was there)
+    int files_hashed = 0;  // files this process hashed (0: their inodes were as last checked)
     std::string why_none;
 };
 

@@ -513,8 +513,8 @@ protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest&
                              "claimed_time_below_clock");
         out.findings.push_back({"claimed_time_below_clock", "warn",
                                 measured.clock.detail + "; its samples come from that clock"});
-    } else if (measured.clock.uncovered > 0 &&
-               measured.clock.uncovered * 10 > measured.clock.requests) {
+    } else if (measured.clock.unexplained > 0 &&
+               measured.clock.unexplained * 10 > measured.clock.requests) {
         out.findings.push_back({"claimed_time_below_clock", "warn",
                                 measured.clock.detail + "; those samples come from that clock"});
     }

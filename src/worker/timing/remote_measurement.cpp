@@ -59,7 +59,9 @@ class Requests {
         if (debug_)
             std::fprintf(stderr, "request k=%d wall %.1f claimed %.1f floor %.1f allowed %.1f %s\n",
                          k, r.wall_us, check.claimed_us, check.floor_us, check.allowed_us,
-                         check.covered ? "" : "UNCOVERED");
+                         check.covered     ? ""
+                         : check.explained ? "UNCOVERED"
+                                           : "UNCOVERED UNEXPLAINED");
         return check;
     }
 
