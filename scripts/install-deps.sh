@@ -9,6 +9,8 @@ SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO=sudo
 
 packages="cmake g++ ninja-build pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libsqlite3-dev sqlite3 clang-format libcurl4-openssl-dev"
+# The report's test opens the page in a headless browser (skipped where there is none).
+[ "${KBENCH_NO_BROWSER:-}" = 1 ] || packages="$packages chromium"
 missing=""
 for p in $packages; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

@@ -18,5 +18,7 @@ Command add_rules_command(CLI::App& app);
 Command add_generate_command(CLI::App& app, const std::string& command_line);
 Command add_refine_command(CLI::App& app, const std::string& command_line);
 Command add_prompt_command(CLI::App& app);
+Command add_score_command(CLI::App& app);
+Command add_report_command(CLI::App& app);
 
 }  // namespace kbench::cli

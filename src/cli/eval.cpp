@@ -140,6 +140,7 @@ int run_eval(const EvalOptions& o, const std::string& command_line) {
     schedule::EvalRun run(fs::absolute(fs::path(o.runs_dir) / run_name),
                           o.db ? std::optional<fs::path>(fs::path(*o.db)) : std::nullopt, settings,
                           items, o.force);
+    run.record_selection(missing);
     const schedule::RunPlan& plan = run.plan();
     if (log)
         log(std::to_string(items.size()) + " candidate(s) for " + std::to_string(problems.size()) +

@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
     auto generate = kbench::cli::add_generate_command(app, command_line);
     auto refine = kbench::cli::add_refine_command(app, command_line);
     auto prompt = kbench::cli::add_prompt_command(app);
+    auto score = kbench::cli::add_score_command(app);
+    auto report = kbench::cli::add_report_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -47,6 +49,8 @@ int main(int argc, char** argv) {
         if (app.got_subcommand("generate")) return generate();
         if (app.got_subcommand("refine")) return refine();
         if (app.got_subcommand("prompt")) return prompt();
+        if (app.got_subcommand("score")) return score();
+        if (app.got_subcommand("report")) return report();
     } catch (const kbench::Error& e) {
         std::cerr << "kbench: error: " << e.what() << "\n";
         if (!e.hint().empty()) std::cerr << "  what to do: " << e.hint() << "\n";

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <mutex>
+#include <set>
+#include <tuple>
 
 #include "core/error.hpp"
 #include "schedule/evaluator.hpp"
@@ -58,6 +61,95 @@ EvalRun::EvalRun(const fs::path& run_dir, const std::optional<fs::path>& db,
 }
 
 EvalRun::~EvalRun() = default;
+
+void EvalRun::record_selection(const std::vector<report::Unanswered>& unanswered) {
+    json before = json::object();
+    if (auto text = store_->meta("selection")) before = json::parse(*text, nullptr, false);
+    if (!before.is_object()) before = json::object();
+    std::map<std::pair<int, int>, json> problems;
+    std::map<std::string, json> items;  // by level/problem/sample/key
+    std::map<std::pair<int, int>, json> missing;
+    for (const auto& p : before.value("problems", json::array()))
+        problems[{p.value("level", 0), p.value("id", 0)}] = p;
+    for (const auto& i : before.value("items", json::array())) items[i.dump()] = i;
+    for (const auto& u : before.value("unanswered", json::array()))
+        missing[{u.value("level", 0), u.value("id", 0)}] = u;
+    for (const auto& item : items_) {
+        const auto& p = item.problem;
+        problems[{p.level, p.id}] = {{"level", p.level}, {"id", p.id}, {"name", p.name}};
+        json i = {{"key", item.key},
+                  {"level", p.level},
+                  {"id", p.id},
+                  {"sample_id", item.candidate.sample_id},
+                  {"path", candidate_spec(item).path.string()}};
+        items[i.dump()] = i;
+        missing.erase({p.level, p.id});
+    }
+    for (const auto& u : unanswered) {
+        problems[{u.level, u.id}] = {{"level", u.level}, {"id", u.id}, {"name", u.name}};
+        bool answered = false;
+        for (const auto& [text, i] : items)
+            answered = answered || (i.value("level", 0) == u.level && i.value("id", 0) == u.id);
+        if (!answered)
+            missing[{u.level, u.id}] = {
+                {"level", u.level}, {"id", u.id}, {"name", u.name}, {"why", u.why}};
+    }
+    json out = {
+        {"problems", json::array()}, {"items", json::array()}, {"unanswered", json::array()}};
+    for (const auto& [at, p] : problems) out["problems"].push_back(p);
+    for (const auto& [text, i] : items) out["items"].push_back(i);
+    for (const auto& [at, u] : missing) out["unanswered"].push_back(u);
+    store_->set_meta("selection", out.dump());
+}
+
+RunResults load_run_results(store::VerdictStore& store) {
+    RunResults r;
+    if (auto config = store.meta("config")) r.config = json::parse(*config, nullptr, false);
+    json selection;
+    if (auto text = store.meta("selection")) selection = json::parse(*text, nullptr, false);
+    if (!selection.is_object()) {
+        for (const auto& stored : store.all()) {
+            Verdict v = Verdict::from_json(stored.verdict);
+            v.problem.level = stored.level;
+            v.problem.id = stored.problem_id;
+            v.candidate.sample_id = stored.sample_id;
+            r.verdicts.push_back(std::move(v));
+        }
+        std::set<std::pair<int, int>> seen;
+        for (const auto& v : r.verdicts)
+            if (seen.insert({*v.problem.level, *v.problem.id}).second)
+                r.problems.push_back({*v.problem.level, *v.problem.id, v.problem.name});
+        std::sort(r.problems.begin(), r.problems.end(), [](const auto& a, const auto& b) {
+            return std::tie(a.level, a.id) < std::tie(b.level, b.id);
+        });
+        return r;
+    }
+    r.has_selection = true;
+    std::map<std::pair<int, int>, std::string> names;
+    for (const auto& p : selection.value("problems", json::array())) {
+        r.problems.push_back({p.value("level", 0), p.value("id", 0), p.value("name", "")});
+        names[{p.value("level", 0), p.value("id", 0)}] = p.value("name", "");
+    }
+    for (const auto& i : selection.value("items", json::array())) {
+        auto stored = store.find(i.value("key", ""));
+        if (!stored) {
+            ++r.not_evaluated;
+            continue;
+        }
+        Verdict v = Verdict::from_json(stored->verdict);
+        v.problem.level = i.value("level", 0);
+        v.problem.id = i.value("id", 0);
+        v.problem.name = names[{*v.problem.level, *v.problem.id}];
+        if (i.contains("sample_id") && i["sample_id"].is_number())
+            v.candidate.sample_id = i["sample_id"].get<int>();
+        v.candidate.path = i.value("path", v.candidate.path);
+        r.verdicts.push_back(std::move(v));
+    }
+    for (const auto& u : selection.value("unanswered", json::array()))
+        r.unanswered.push_back(
+            {u.value("level", 0), u.value("id", 0), u.value("name", ""), u.value("why", "")});
+    return r;
+}
 
 // Items with the same code (two samples alike, two problems alike) share a key and a verdict;
 // each reports under its own name.

@@ -30,6 +30,11 @@ class EvalRun {
     ~EvalRun();
 
     const RunPlan& plan() const { return plan_; }
+
+    // Keeps the selection in the store (its problems, the items and the problems without a
+    // usable candidate), merged with what earlier commands on the run selected, so that a score
+    // or a report needs the store alone (load_run_results).
+    void record_selection(const std::vector<report::Unanswered>& unanswered);
     const fs::path& dir() const { return dir_; }
     // Whether any item is left to evaluate (an engine is needed).
     bool needs_engine() const { return !plan_.suspects.empty() || !plan_.rest.empty(); }
@@ -57,5 +62,18 @@ class EvalRun {
     std::mutex record_mutex_;
     std::vector<std::string> in_flight_;
 };
+
+// A run's results as its store keeps them: every item's verdict under the item's own name,
+// the problems selected and those without a usable candidate. Stores of runs made before kbench
+// kept selections give their verdicts alone (problems without any verdict are then unknown).
+struct RunResults {
+    std::vector<Verdict> verdicts;
+    std::vector<score::ProblemEntry> problems;
+    std::vector<report::Unanswered> unanswered;
+    std::size_t not_evaluated = 0;  // items the store has no verdict for yet
+    json config;                    // the run's settings
+    bool has_selection = false;
+};
+RunResults load_run_results(store::VerdictStore& store);
 
 }  // namespace kbench::schedule
