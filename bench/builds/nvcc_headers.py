@@ -27,7 +27,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "src", "worker", "python"))
+# build/python (PYTHONPATH) first: the package there has its compiled module.
+sys.path.append(os.path.join(HERE, "..", "..", "build", "python"))
 
 PRELUDE = "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n"
 

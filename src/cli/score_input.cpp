@@ -1,5 +1,6 @@
 #include "cli/score_input.hpp"
 
+#include <algorithm>
 #include <sstream>
 #include <tuple>
 
@@ -76,6 +77,16 @@ ScoredRun score_run(const RunSource& source, const std::string& baseline,
     for (const auto& p : s.results.problems) problems.emplace_back(p.level, p.id, p.name);
     s.outcomes = score::problem_outcomes(s.results.verdicts, problems, table);
     s.levels = score::score_levels(s.outcomes, thresholds, options, exclude_flagged);
+    // A run that timed nothing (--no-timing) has no speedups: fast_p above 0 is not 0%, it is
+    // not known.
+    bool timed = std::any_of(s.results.verdicts.begin(), s.results.verdicts.end(),
+                             [](const Verdict& v) { return v.timing.has_value(); });
+    if (!timed)
+        for (auto& level : s.levels) {
+            for (auto& [p, share] : level.fast_p)
+                if (p > 0) share.defined = false;
+            level.geomean.defined = false;
+        }
     s.kernelbench = score::kernelbench_view(s.results.verdicts, s.results.problems, table);
     return s;
 }

@@ -119,6 +119,13 @@ def main():
         text = run(score + ["--format", fmt]).stdout
         check("fast_1" in text, f"--format {fmt} has no fast_1:\n{text}")
 
+    # A run that timed nothing knows no speedups: fast_p above 0 is not 0%, it is unknown.
+    run(eval_args + ["--run", "untimed", "--no-timing"])
+    untimed = json.loads(run([kbench, "score", "--runs-dir", runs, "--run", "untimed",
+                              "--format", "json"]).stdout)["levels"][0]
+    check(untimed["fast_p"]["0"] is not None and untimed["fast_p"]["1"] is None and
+          untimed["geomean_speedup"] is None, f"an untimed run's score: {untimed}")
+
     # KernelBench's view against the independent re-implementation, on the run's own files.
     with open(os.path.join(folder, "eval_results.json")) as f:
         eval_results = json.load(f)
