@@ -8,6 +8,8 @@
 #include <map>
 #include <set>
 
+#include "score/fast_p.hpp"
+
 namespace kbench::cli {
 namespace {
 
@@ -72,28 +74,6 @@ std::string times(const score::Interval& i) {
     return fmt::format("{:.3f}x <small>[{:.3f}, {:.3f}]</small>", i.value, i.lo, i.hi);
 }
 
-// The best verdict of a problem: correct and fastest, else the furthest along.
-int rank(Status s) {
-    switch (s) {
-        case Status::correct:
-            return 0;
-        case Status::incorrect:
-            return 1;
-        case Status::runtime_error:
-        case Status::timeout:
-            return 2;
-        case Status::rejected:
-            return 3;
-        case Status::load_error:
-        case Status::crash:
-            return 4;
-        case Status::compile_error:
-            return 5;
-        default:
-            return 6;
-    }
-}
-
 struct ProblemRow {
     int level = 0;
     int id = 0;
@@ -134,10 +114,7 @@ std::map<std::pair<int, int>, ProblemRow> rows_of(const ScoredRun& run) {
         if (r.name.empty()) r.name = v.problem.name;
         ++r.candidates;
         const Verdict*& b = best[at];
-        if (!b || rank(v.status) < rank(b->status) ||
-            (v.status == Status::correct && b->status == Status::correct &&
-             v.speedup.value_or(0) > b->speedup.value_or(0)))
-            b = &v;
+        if (!b || score::better_verdict(v, *b)) b = &v;
     }
     for (const auto& [at, v] : best) {
         ProblemRow& r = rows[at];

@@ -184,36 +184,6 @@ std::string percent(double share) {
     return fmt::format("{:.1f}%", 100 * share);
 }
 
-// The best verdict of a problem: correct and fastest first, then the furthest along.
-bool better(const Verdict& a, const Verdict& b) {
-    bool ca = a.status == Status::correct, cb = b.status == Status::correct;
-    if (ca != cb) return ca;
-    if (ca) return a.speedup.value_or(0) > b.speedup.value_or(0);
-    auto rank = [](Status s) {
-        switch (s) {
-            case Status::incorrect:
-                return 0;
-            case Status::runtime_error:
-            case Status::timeout:
-                return 1;
-            case Status::rejected:
-                return 2;
-            case Status::load_error:
-            case Status::crash:
-                return 3;
-            case Status::compile_error:
-                return 4;
-            default:
-                return 5;
-        }
-    };
-    return rank(a.status) < rank(b.status);
-}
-
-}  // namespace
-
-namespace {
-
 std::string signal_name(int signal) {
     const char* abbrev = sigabbrev_np(signal);
     return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(signal);
@@ -264,7 +234,7 @@ void SummaryReporter::finish(RunOutcome& o) {
         std::pair<int, int> at{v.problem.level.value_or(0), v.problem.id.value_or(0)};
         ++count[at];
         auto& b = best[at];
-        if (!b || better(v, *b)) b = &v;
+        if (!b || score::better_verdict(v, *b)) b = &v;
     }
     std::map<std::pair<int, int>, const Unanswered*> missing;
     for (const auto& u : o.unanswered) missing[{u.level, u.id}] = &u;

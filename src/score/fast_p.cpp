@@ -55,6 +55,31 @@ Score score_verdicts(const std::vector<Verdict>& verdicts, const std::vector<dou
     return score;
 }
 
+bool better_verdict(const Verdict& a, const Verdict& b) {
+    bool ca = a.status == Status::correct, cb = b.status == Status::correct;
+    if (ca != cb) return ca;
+    if (ca) return a.speedup.value_or(0) > b.speedup.value_or(0);
+    auto rank = [](Status s) {
+        switch (s) {
+            case Status::incorrect:
+                return 0;
+            case Status::runtime_error:
+            case Status::timeout:
+                return 1;
+            case Status::rejected:
+                return 2;
+            case Status::load_error:
+            case Status::crash:
+                return 3;
+            case Status::compile_error:
+                return 4;
+            default:
+                return 5;
+        }
+    };
+    return rank(a.status) < rank(b.status);
+}
+
 std::string format_score(const Score& s) {
     std::string out;
     char line[160];

@@ -33,4 +33,9 @@ Score score_verdicts(const std::vector<Verdict>& verdicts,
 
 std::string format_score(const Score& score);
 
+// Whether a is a better verdict for its problem than b: correct and fastest first, then the
+// furthest along (incorrect, then runtime errors and timeouts, rejected, load errors and
+// crashes, compile errors).
+bool better_verdict(const Verdict& a, const Verdict& b);
+
 }  // namespace kbench::score
