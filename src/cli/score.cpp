@@ -173,6 +173,30 @@ void print_markdown(const ScoredRun& s, const std::vector<double>& thresholds, s
         << " bootstrap resamples of problems (seed " << s.options.seed << ").\n";
 }
 
+// What a score and a report of it are made of: the run, the thresholds, the baseline, the
+// flagged problems and the bootstrap.
+void add_score_options(CLI::App& cmd, ScoreOptions& o) {
+    add_run_source_options(cmd, o.source);
+    cmd.add_option("--p", o.thresholds, "fast_p thresholds, comma-separated")
+        ->capture_default_str();
+    cmd.add_option("--baseline", o.baseline,
+                   "eager (each verdict's own baseline, timed beside it), or KernelBench's "
+                   "results/timing JSON file")
+        ->capture_default_str();
+    cmd.add_flag("--exclude-flagged", o.exclude_flagged,
+                 "Leave problems the audit flagged (kbench dataset audit) out");
+    cmd.add_option("--bootstrap", o.replicates, "Bootstrap resamples")
+        ->check(CLI::Range(100, 1000000))
+        ->capture_default_str();
+    cmd.add_option("--seed", o.seed, "The bootstrap's seed (recorded with the score)")
+        ->capture_default_str();
+}
+
+ScoredRun score_of(const ScoreOptions& o, const RunSource& source,
+                   const std::vector<double>& thresholds) {
+    return score_run(source, o.baseline, thresholds, {o.replicates, o.seed}, o.exclude_flagged);
+}
+
 }  // namespace
 
 Command add_score_command(CLI::App& app) {
@@ -181,27 +205,13 @@ Command add_score_command(CLI::App& app) {
         "score",
         "A run's scores from its store: per level, correct rate, fast_p and the geometric "
         "mean speedup, each with a 95% bootstrap interval");
-    add_run_source_options(*cmd, o->source);
-    cmd->add_option("--p", o->thresholds, "fast_p thresholds, comma-separated")
-        ->capture_default_str();
-    cmd->add_option("--baseline", o->baseline,
-                    "eager (each verdict's own baseline, timed beside it), or KernelBench's "
-                    "results/timing JSON file")
-        ->capture_default_str();
+    add_score_options(*cmd, *o);
     cmd->add_option("--format", o->format, "table, json, csv or md")
         ->check(CLI::IsMember({"table", "json", "csv", "md"}))
         ->capture_default_str();
-    cmd->add_flag("--exclude-flagged", o->exclude_flagged,
-                  "Leave problems the audit flagged (kbench dataset audit) out");
-    cmd->add_option("--bootstrap", o->replicates, "Bootstrap resamples")
-        ->check(CLI::Range(100, 1000000))
-        ->capture_default_str();
-    cmd->add_option("--seed", o->seed, "The bootstrap's seed (recorded with the score)")
-        ->capture_default_str();
     return [o] {
         std::vector<double> thresholds = parse_thresholds(o->thresholds);
-        score::BootstrapOptions options{o->replicates, o->seed};
-        ScoredRun s = score_run(o->source, o->baseline, thresholds, options, o->exclude_flagged);
+        ScoredRun s = score_of(*o, o->source, thresholds);
         if (o->format == "json")
             std::cout << score_json(s).dump(2) << "\n";
         else if (o->format == "csv")
@@ -222,30 +232,18 @@ Command add_report_command(CLI::App& app) {
         "report",
         "A run as one self-contained HTML page: scores with intervals, plots and a "
         "sortable, filterable table a problem; --vs puts another run beside it");
-    add_run_source_options(*cmd, o->source);
+    add_score_options(*cmd, *o);
     cmd->add_option("--vs", *vs, "Another run (name under --runs-dir, or folder) to compare with");
     cmd->add_option("-o,--output", *output,
                     "The page to write (default: report.html in the run's folder)");
-    cmd->add_option("--p", o->thresholds, "fast_p thresholds, comma-separated")
-        ->capture_default_str();
-    cmd->add_option("--baseline", o->baseline,
-                    "eager (each verdict's own baseline), or KernelBench's results/timing JSON")
-        ->capture_default_str();
-    cmd->add_flag("--exclude-flagged", o->exclude_flagged,
-                  "Leave problems the audit flagged (kbench dataset audit) out");
-    cmd->add_option("--bootstrap", o->replicates, "Bootstrap resamples")
-        ->check(CLI::Range(100, 1000000))
-        ->capture_default_str();
-    cmd->add_option("--seed", o->seed, "The bootstrap's seed")->capture_default_str();
     return [o, vs, output] {
         std::vector<double> thresholds = parse_thresholds(o->thresholds);
-        score::BootstrapOptions options{o->replicates, o->seed};
-        ScoredRun s = score_run(o->source, o->baseline, thresholds, options, o->exclude_flagged);
+        ScoredRun s = score_of(*o, o->source, thresholds);
         std::optional<ScoredRun> other;
         if (!vs->empty()) {
             RunSource source = o->source;
             source.run = *vs;
-            other = score_run(source, o->baseline, thresholds, options, o->exclude_flagged);
+            other = score_of(*o, source, thresholds);
         }
         fs::path path = output->empty() ? s.run_dir / "report.html" : fs::path(*output);
         std::string page = html_report(s, thresholds, other ? &*other : nullptr);

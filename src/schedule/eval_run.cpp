@@ -85,12 +85,11 @@ void EvalRun::record_selection(const std::vector<report::Unanswered>& unanswered
         items[i.dump()] = i;
         missing.erase({p.level, p.id});
     }
+    std::set<std::pair<int, int>> answered;
+    for (const auto& [text, i] : items) answered.insert({i.value("level", 0), i.value("id", 0)});
     for (const auto& u : unanswered) {
         problems[{u.level, u.id}] = {{"level", u.level}, {"id", u.id}, {"name", u.name}};
-        bool answered = false;
-        for (const auto& [text, i] : items)
-            answered = answered || (i.value("level", 0) == u.level && i.value("id", 0) == u.id);
-        if (!answered)
+        if (!answered.count({u.level, u.id}))
             missing[{u.level, u.id}] = {
                 {"level", u.level}, {"id", u.id}, {"name", u.name}, {"why", u.why}};
     }

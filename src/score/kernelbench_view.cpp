@@ -14,16 +14,22 @@ std::optional<double> baseline_ms(const nlohmann::json& baseline, int level,
         if (v && v->baseline) return v->baseline->mean_us / 1000;
         return 0.0;
     }
-    std::string key = "level" + std::to_string(level);
-    if (!baseline.contains(key)) return std::nullopt;
-    const auto& table = baseline[key];
-    for (const std::string& file : {name + ".py", name})
-        if (table.contains(file) && table[file].contains("mean") && table[file]["mean"].is_number())
-            return table[file]["mean"].get<double>();
-    return std::nullopt;
+    return baseline_file_ms(baseline, level, name);
 }
 
 }  // namespace
+
+std::optional<double> baseline_file_ms(const nlohmann::json& file, int level,
+                                       const std::string& name) {
+    std::string key = "level" + std::to_string(level);
+    if (!file.is_object() || !file.contains(key)) return std::nullopt;
+    const auto& table = file[key];
+    for (const std::string& entry : {name + ".py", name})
+        if (table.contains(entry) && table[entry].contains("mean") &&
+            table[entry]["mean"].is_number())
+            return table[entry]["mean"].get<double>();
+    return std::nullopt;
+}
 
 bool kernelbench_compiled(const Verdict& v) {
     if (v.status == Status::compile_error) return false;

@@ -39,6 +39,11 @@ struct KernelBenchView {
     std::string baseline;  // where the baseline times came from
 };
 
+// A problem's mean (ms) in KernelBench's results/timing file ({"level1": {"19_ReLU.py":
+// {"mean": ms}}}), under its file name or its bare name; none when the file lacks it.
+std::optional<double> baseline_file_ms(const nlohmann::json& file, int level,
+                                       const std::string& name);
+
 // baseline: KernelBench's results/timing file ({"level1": {"19_ReLU.py": {"mean": ms}}}), or
 // null to use each verdict's own baseline timing (its mean); then every problem counts as one
 // with a baseline.

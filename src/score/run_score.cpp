@@ -4,6 +4,8 @@
 #include <cmath>
 #include <random>
 
+#include "score/kernelbench_view.hpp"
+
 namespace kbench::score {
 namespace {
 
@@ -157,24 +159,15 @@ std::vector<ProblemOutcome> problem_outcomes(
         if (baseline.is_null()) {
             speedup = v.speedup;
         } else if (v.timing && v.timing->headline_us() > 0) {
-            std::string key = "level" + std::to_string(p.level);
-            const json* found = nullptr;
-            if (baseline.contains(key))
-                for (const std::string& file : {p.name + ".py", p.name})
-                    if (baseline[key].contains(file) && baseline[key][file].contains("mean") &&
-                        baseline[key][file]["mean"].is_number())
-                        found = &baseline[key][file]["mean"];
-            if (found) speedup = found->get<double>() * 1000 / v.timing->headline_us();
+            if (auto ms = baseline_file_ms(baseline, p.level, p.name))
+                speedup = *ms * 1000 / v.timing->headline_us();
         }
         if (speedup && (!p.best_speedup || *speedup > *p.best_speedup)) p.best_speedup = speedup;
     }
     // Whether the baseline knows each problem (a file may lack some).
     if (!baseline.is_null())
-        for (auto& [at, p] : by_problem) {
-            std::string key = "level" + std::to_string(p.level);
-            p.has_baseline = baseline.contains(key) && (baseline[key].contains(p.name + ".py") ||
-                                                        baseline[key].contains(p.name));
-        }
+        for (auto& [at, p] : by_problem)
+            p.has_baseline = baseline_file_ms(baseline, p.level, p.name).has_value();
     std::vector<ProblemOutcome> out;
     for (const auto& at : order) out.push_back(by_problem[at]);
     return out;
