@@ -8,8 +8,8 @@ compiled with the flags PyTorch gives load_inline, three ways:
 
 - as_written: PyTorch's headers;
 - shadow: torch/extension.h as torch/types.h (kbench's build support today);
-- light: torch/extension.h and torch/types.h as ATen's Tensor, the dispatch macros and the
-  operators the source names (ATen/ops/<name>.h for each torch::name( or at::name( it calls).
+- light: torch/extension.h and torch/types.h as the header kbench's build wrapper makes for the
+  source (kbench_worker/extensions.py, light_header).
 
 Writes OUT_DIR/nvcc_headers.jsonl (a line a candidate and way: seconds, success) and prints a
 table. Compiles only (nvcc -c), so it needs no GPU.
@@ -18,7 +18,6 @@ table. Compiles only (nvcc -c), so it needs no GPU.
 import argparse
 import json
 import os
-import re
 import shlex
 import subprocess
 import sys
@@ -81,33 +80,10 @@ def torch_include():
 
 
 def light_header(sources):
-    """ATen's Tensor and the operators the sources call by name."""
-    ops_dir = os.path.join(torch_include(), "ATen", "ops")
-    names = set()
-    for text in sources:
-        names.update(re.findall(r"\b(?:torch|at)::([a-z_][a-z0-9_]*)\s*\(", text))
-    lines = [
-        "#pragma once",
-        "#include <ATen/core/Tensor.h>",
-        "#include <ATen/Dispatch.h>",
-        "#include <c10/util/Exception.h>",
-        "#include <c10/core/TensorOptions.h>",
-    ]
-    for name in sorted(names):
-        if os.path.exists(os.path.join(ops_dir, name + ".h")):
-            lines.append(f"#include <ATen/ops/{name}.h>")
-    lines += [
-        "namespace torch {",
-        "using namespace at;",
-        "using Dtype = at::ScalarType;",
-        "constexpr auto kFloat32 = at::kFloat;",
-        "constexpr auto kFloat16 = at::kHalf;",
-        "constexpr auto kFloat64 = at::kDouble;",
-        "constexpr auto kInt32 = at::kInt;",
-        "constexpr auto kInt64 = at::kLong;",
-        "}",
-    ]
-    return "\n".join(lines) + "\n"
+    """The header kbench's build wrapper makes for these sources (kbench_worker/extensions.py)."""
+    from kbench_worker import extensions
+
+    return extensions.light_header(sources, torch_include())
 
 
 def compile_one(nvcc, cflags, post, folder, way, sources):

@@ -2,7 +2,8 @@
 # Build times and throughput on a GPU machine, in one call (carry local/builds, local/debs and
 # local/kernelbench.jsonl):
 #   phases      lone builds of the first PHASE_COUNT candidates (default 3), as written and with
-#               kbench's build support: ninja's time for host compile, nvcc and link.
+#               kbench's build support (PHASE_WAYS, default as_written,support): ninja's time
+#               for host compile, nvcc and link.
 #   throughput  kbench eval over local/builds/candidates.jsonl from an empty build cache, with
 #               --no-build-support (builds as written) and with the support, side by side; the
 #               support is made before the clock starts, and the time it took reported apart.

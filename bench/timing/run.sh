@@ -3,8 +3,9 @@
 # against the baseline timed apart (the default), on a GPU machine in one call (carry local/debs and
 # local/kernelbench.jsonl):
 #
-#   RUNS=5 OUT=dir bench/timing/run.sh [L/P ...]
+#   RUNS=5 MODES="rounds apart" OUT=dir bench/timing/run.sh [L/P ...]
 #
+# TIMING_ARGS (default --max-seconds 3) are added to every eval.
 # Each of RUNS repetitions runs kbench eval once each way (rounds first, then apart), every
 # candidate in a fresh sandbox; bench/timing/table.py tabulates. Results: $OUT/timing.txt and
 # $OUT/timing.tar.gz.
@@ -24,9 +25,11 @@ trap 'tar czf "$DEST/timing.tar.gz" -C "$WORK" runs timing.txt 2>/dev/null; cp "
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader
 } > "$WORK/timing.txt"
 for k in $(seq 1 "${RUNS:-5}"); do
-  for mode in rounds apart; do
-    extra=()
+  for mode in ${MODES:-rounds apart}; do
+    extra=(--no-rounds)
     [ "$mode" = rounds ] && extra=(--rounds)
+    # shellcheck disable=SC2206
+    extra+=(${TIMING_ARGS:---max-seconds 3})
     start=$(date +%s)
     "$BUILD/kbench" eval --dataset local/kernelbench.jsonl --candidates "$WORK/identity.jsonl" \
       --runs-dir "$WORK/runs" --run "$mode-$k" --policy permissive --level 1 --level 2 --level 3 \

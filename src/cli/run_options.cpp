@@ -73,9 +73,10 @@ void add_run_options(CLI::App* cmd, RunOptions& o) {
         ->capture_default_str();
     cmd->add_option("--max-seconds", o.timing.max_seconds, "Seconds of sampling at most")
         ->capture_default_str();
-    cmd->add_flag("--rounds", o.timing.alternate,
+    cmd->add_flag("--rounds,!--no-rounds", o.timing.alternate,
                   "Time the baseline in rounds alternating with the candidate's requests, the "
-                  "speedup's interval over rounds (not yet the default: see docs/STATUS.md)");
+                  "speedup's interval over rounds (not yet the default: see docs/STATUS.md); "
+                  "--no-rounds: apart");
     cmd->add_option("--target-ci", o.timing.target_rel_halfwidth,
                     "Stop when the 95% interval's relative half-width is under this fraction (the "
                     "median's; the speedup's over rounds with --rounds)")

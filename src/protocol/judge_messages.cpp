@@ -248,21 +248,25 @@ CandidateTimed CandidateTimed::from_json(const json& j) {
 }
 
 json BaselineRequest::to_json() const {
-    return json{{"timing", timing.to_json()}};
+    return json{{"timing", timing.to_json()}, {"time", time}};
 }
 
 BaselineRequest BaselineRequest::from_json(const json& j) {
     Fields f(j, "baseline request");
-    return {TimingConfig::from_json(f.object("timing"))};
+    return {TimingConfig::from_json(f.object("timing")), f.flag("time")};
 }
 
 json BaselineTimed::to_json() const {
-    return json{{"measured", measured.to_json()}, {"precision", precision}, {"work", work}};
+    return json{{"measured", measured ? measured->to_json() : json()},
+                {"precision", precision},
+                {"work", work}};
 }
 
 BaselineTimed BaselineTimed::from_json(const json& j) {
     Fields f(j, "baseline reply");
-    return {Measured::from_json(f.object("measured")), f.object("precision"), f.object("work")};
+    BaselineTimed t{std::nullopt, f.object("precision"), f.object("work")};
+    if (!f.any("measured").is_null()) t.measured = Measured::from_json(f.object("measured"));
+    return t;
 }
 
 json AuditRequest::to_json() const {

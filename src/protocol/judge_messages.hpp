@@ -159,15 +159,18 @@ using ExitRequest = Bare<Op::exit>;
 struct BaselineRequest {
     static constexpr Op kOp = Op::baseline;
     TimingConfig timing;
+    // false: the reference's precision flags and work only (its time came from rounds
+    // alternating with the candidate's, so timing it apart again would be time spent for nothing)
+    bool time = true;
 
     json to_json() const;
     static BaselineRequest from_json(const json& j);
 };
 
 struct BaselineTimed {
-    Measured measured;
-    json precision;  // the judge's precision flags while it timed the reference
-    json work;       // one call's FLOPs and bytes (reference_work), for the floor
+    std::optional<Measured> measured;  // none when the request said not to time it
+    json precision;                    // the judge's precision flags while it timed the reference
+    json work;                         // one call's FLOPs and bytes (reference_work), for the floor
 
     json to_json() const;
     static BaselineTimed from_json(const json& j);

@@ -94,8 +94,8 @@ const BuildSupportState& BuildSupport::get() {
 BuildSupportState BuildSupport::make_or_check() {
     BuildSupportState s;
     const BuildSupportOptions& o = options_;
-    std::string id = sha256_hex("kbench build support 1\n" + o.toolchain + "\n" + o.device_kind +
-                                "\n" + o.architectures)
+    std::string id = sha256_hex("kbench build support 2\n" + o.toolchain + "\n" + o.device_kind +
+                                "\n" + o.architectures + "\n" + o.recipe)
                          .substr(0, 20);
     fs::create_directories(o.root);
     fs::path dir = o.root / id;

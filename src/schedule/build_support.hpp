@@ -10,8 +10,9 @@
 
 namespace kbench::schedule {
 
-// What candidates' extension builds reuse: a GCC precompiled header of torch/extension.h and a
-// lighter torch/extension.h for CUDA files (kbench_worker/build_support.py says what and why).
+// What candidates' extension builds reuse: GCC precompiled headers of torch/extension.h, and the
+// manifest that names how CUDA files are built (a header made for each build's code, by
+// kbench_worker/extensions.py; kbench_worker/build_support.py says what and why).
 // Made by kbench itself, never by a builder, once per toolchain, device kind and GPU targets,
 // in a folder of the build cache; its files' hashes are checked against its manifest when it is
 // made and whenever its files' inodes (device, number, size, mtime, ctime) differ from those the
@@ -24,6 +25,7 @@ struct BuildSupportOptions {
     std::string device_kind;    // "cpu" or "cuda"
     std::string architectures;  // TORCH_CUDA_ARCH_LIST, for "cuda"
     std::string toolchain;      // what identifies the toolchain (the builders' fingerprint)
+    std::string recipe;         // what identifies the code that makes it and uses it
     double limit_s = 900;
     std::function<void(const std::string&)> log;  // told when it starts making one
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "build/worker_package.hpp"
 #include "core/error.hpp"
 #include "protocol/zygote_messages.hpp"
 #include "sandbox/lockdown.hpp"
@@ -104,6 +105,11 @@ const BuildSupportState& BuilderPool::support() const {
                 o.architectures = architectures_;
                 o.toolchain = fingerprint_;
             }
+            // The wrapper decides how a build uses the support: a change of it is a new one.
+            for (const auto& file : build::built_worker_package())
+                if (file.path == "kbench_worker/extensions.py" ||
+                    file.path == "kbench_worker/build_support.py")
+                    o.recipe += file.path + " " + file.sha256 + "\n";
             o.log = [this](const std::string& line) { tell(line); };
             support_ = std::make_unique<BuildSupport>(o);
         }

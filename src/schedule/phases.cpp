@@ -231,17 +231,24 @@ PhaseOutcome finish_phase(PhaseContext& c) {
 }
 
 PhaseOutcome baseline_phase(PhaseContext& c) {
-    auto reply = c.judge.baseline({c.config.timing}, std::max(120.0, 2 * c.config.limits.timing_s));
+    // Rounds alternating with the candidate's requests timed the baseline already.
+    bool rounds = c.round_baseline && c.round_ratios.size() >= 2;
+    auto reply =
+        c.judge.baseline({c.config.timing, !rounds}, std::max(120.0, 2 * c.config.limits.timing_s));
     if (!reply.ok()) return decide_fault(*reply.fault, "baseline", c);
     c.verdict.baseline_precision = reply.value->precision;
     score::SpeedupEstimate estimate;
-    if (c.round_baseline && c.round_ratios.size() >= 2) {
+    if (rounds) {
         // Timed in alternating rounds with the candidate: drift hits both sides of each ratio.
         c.verdict.baseline = c.round_baseline->summary();
         estimate = score::speedup_over_rounds(c.round_ratios);
         c.verdict.speedup_rounds = int(c.round_ratios.size());
     } else {
-        const protocol::Measured& base = reply.value->measured;
+        if (!reply.value->measured)
+            return decide_fault(
+                protocol::Fault{FaultKind::harness, "the baseline came back untimed"}, "baseline",
+                c);
+        const protocol::Measured& base = *reply.value->measured;
         c.verdict.baseline = base.summary();
         const TimingResult& mine = *c.verdict.timing;
         auto statistic =

@@ -175,6 +175,7 @@ class Judge {
         ReferenceProblem& p = problem();
         std::string key = request.timing.to_json().dump();
         if (auto it = p.baselines.find(key); it != p.baselines.end()) return it->second;
+        if (!request.time) return {std::nullopt, precision_state(), reference_work(p, device_)};
         const TimingConfig& config = request.timing;
         std::vector<py::tuple> sets =
             baseline_inputs(p, device_, config.protocol == Mode::kernelbench);
@@ -184,10 +185,10 @@ class Judge {
         py::object model = p.model;
         auto call = [&](std::size_t i) { model(*sets[i % sets.size()]); };
         timing::Measurement m = timing::measure(*timer, call, config);
-        protocol::BaselineTimed out{{m.samples_us, m.converged, m.warmup_calls, m.calls,
-                                     m.outside_stream_samples, m.statistic},
-                                    precision_state(),
-                                    reference_work(p, device_)};
+        protocol::BaselineTimed out{
+            protocol::Measured{m.samples_us, m.converged, m.warmup_calls, m.calls,
+                               m.outside_stream_samples, m.statistic},
+            precision_state(), reference_work(p, device_)};
         p.baselines.emplace(key, out);
         return out;
     }

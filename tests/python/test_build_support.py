@@ -11,6 +11,7 @@ import importlib.util
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -36,7 +37,6 @@ def support(tmp_path):
     for level in ("O0", "O2", "O3"):
         (tmp_path / "pch" / level).mkdir(parents=True)
         (tmp_path / "pch" / level / "kbench_torch_extension.h.gch").write_bytes(b"")
-    (tmp_path / "shadow" / "torch").mkdir(parents=True)
     return str(tmp_path)
 
 
@@ -86,13 +86,28 @@ def test_load_never_gets_the_precompiled_header(support, tmp_path):
     assert what == [] and "extra_cflags" not in shortcut
 
 
-def test_cuda_files_get_the_lighter_header_unless_they_use_pybind11(support, tmp_path):
-    shadow = "-I" + os.path.join(support, "shadow")
-    plain = {"name": "m", "cpp_sources": "int f();", "cuda_sources": "__global__ void k() {}",
-             "extra_cuda_cflags": ["-O3"]}
+def light_folder(flags):
+    assert flags[0].startswith("-I"), flags
+    folder = flags[0][2:]
+    header = open(os.path.join(folder, "torch", "types.h")).read()
+    assert open(os.path.join(folder, "torch", "extension.h")).read() == header
+    return folder, header
+
+
+def test_cuda_files_get_a_header_of_their_own_unless_they_use_pybind11(support, tmp_path):
+    plain = {"name": "m", "cpp_sources": "int f();", "extra_cuda_cflags": ["-O3"],
+             "cuda_sources": "__global__ void k() {}\n"
+                             "torch::Tensor f(torch::Tensor x) { return torch::empty_like(x); }"}
     shortcut, what = added(plain, support)
-    assert shortcut["extra_cuda_cflags"] == [shadow, "-O3"]
-    assert "torch/extension.h without the C++ frontend in CUDA files" in what
+    folder, header = light_folder(shortcut["extra_cuda_cflags"])
+    assert shortcut["extra_cuda_cflags"][1:] == ["-O3"]
+    assert "a torch/types.h of the operators it calls in CUDA files" in what
+    assert "#include <ATen/ops/empty_like.h>" in header
+    assert "#include <ATen/core/Tensor.h>" in header and "constexpr auto kFloat32" in header
+    # The same code, the same folder; other code, another.
+    assert added(dict(plain), support)[0]["extra_cuda_cflags"][0] == "-I" + folder
+    other = added(dict(plain, cuda_sources="void g() { at::zeros({1}); }"), support)[0]
+    assert other["extra_cuda_cflags"][0] != "-I" + folder
     for uses in ("PYBIND11_MODULE(m, m) {}", "namespace py = pybind11;", "py::object o;"):
         shortcut, what = added(dict(plain, cuda_sources="__global__ void k() {}\n" + uses),
                                support)
@@ -103,7 +118,68 @@ def test_cuda_files_get_the_lighter_header_unless_they_use_pybind11(support, tmp
     assert "extra_cuda_cflags" not in shortcut
     cu.write_text("#include <torch/extension.h>\n__global__ void k() {}\n")
     shortcut, _ = added({"name": "m", "sources": [str(cu)]}, support, inline=False)
-    assert shortcut["extra_cuda_cflags"] == [shadow]
+    assert len(shortcut["extra_cuda_cflags"]) == 1
+    light_folder(shortcut["extra_cuda_cflags"])
+
+
+def test_the_light_header_names_the_operators_the_code_calls(tmp_path):
+    include = tmp_path / "include"
+    (include / "ATen" / "ops").mkdir(parents=True)
+    for op in ("empty", "empty_like", "max", "zeros", "relu"):
+        (include / "ATen" / "ops" / (op + ".h")).write_text("")
+    code = """
+__global__ void k(float* y, const float* x) { y[0] = max(x[0], 0.f); }
+torch::Tensor f(torch::Tensor x) {
+    auto y = torch :: empty_like (x);
+    auto z = at::zeros({2}, x.options());
+    x.relu();              // a method: the Tensor has it
+    p->relu();             // a member
+    std::vector<int> v; v.empty();
+    return torch::not_an_op(y);
+}"""
+    header = extensions.light_header([code], str(include))
+    ops = sorted(line.split("/")[-1][:-3] for line in header.splitlines()
+                 if line.startswith("#include <ATen/ops/"))
+    assert ops == ["empty_like", "max", "zeros"]
+    assert header == extensions.light_header([code], str(include))
+
+
+NVCC_UNDEFINED = ("Error building extension 'm': [1/3] nvcc cuda.cu\nFAILED: cuda.cuda.o\n"
+                  "cuda.cu(12): error: identifier \"C10_CUDA_KERNEL_LAUNCH_CHECK\" is undefined\n"
+                  "cuda.cu(30): error: identifier \"CUBLAS_FILL_UPPER\" is undefined\n"
+                  "2 errors detected in the compilation of \"cuda.cu\".\n")
+
+
+def test_only_names_no_pytorch_header_declares_fail_as_written_too(support):
+    assert extensions._fails_as_written_too(NVCC_UNDEFINED, support) == [], "no identifiers file"
+    (pathlib.Path(support) / "cuda").mkdir()
+    (pathlib.Path(support) / "cuda" / "identifiers.txt").write_text("TORCH_CHECK\nat\nempty_like\n")
+    assert extensions._fails_as_written_too(NVCC_UNDEFINED, support) == [
+        "C10_CUDA_KERNEL_LAUNCH_CHECK", "CUBLAS_FILL_UPPER"]
+    declared = NVCC_UNDEFINED.replace("CUBLAS_FILL_UPPER", "empty_like")
+    assert extensions._fails_as_written_too(declared, support) == []
+    other = NVCC_UNDEFINED + "cuda.cu(40): error: namespace \"at\" has no member \"foo\"\n"
+    assert extensions._fails_as_written_too(other, support) == []
+    assert extensions._fails_as_written_too("Error building extension 'm'", support) == []
+
+
+def test_a_build_failing_on_undeclared_names_is_not_built_again(support, tmp_path, monkeypatch,
+                                                                capsys):
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path / "ext"))
+    (pathlib.Path(support) / "cuda").mkdir()
+    (pathlib.Path(support) / "cuda" / "identifiers.txt").write_text("TORCH_CHECK\n")
+    calls = []
+
+    def load_inline(name, cpp_sources, cuda_sources=None, extra_cflags=None,
+                    extra_cuda_cflags=None):
+        calls.append(1)
+        raise RuntimeError(NVCC_UNDEFINED)
+
+    build = extensions._wrap(load_inline, "", "", "cuda", support, FakeVersioner())
+    with pytest.raises(RuntimeError, match="C10_CUDA_KERNEL_LAUNCH_CHECK"):
+        build("m", "int f();", cuda_sources="__global__ void k() {}")
+    assert len(calls) == 1
+    assert "not built again as written" in capsys.readouterr().err
 
 
 class FakeVersioner:
@@ -116,6 +192,7 @@ def test_a_build_failing_with_the_shortcuts_is_built_again_as_written(support, t
     monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path / "ext"))
     calls = []
     versioner = FakeVersioner()
+    message = ["Error building extension 'm':\nFAILED: cuda.cuda.o\nerror"]
 
     def load_inline(name, cpp_sources, cuda_sources=None, extra_cflags=None,
                     extra_cuda_cflags=None, extra_ldflags=None, build_directory=None):
@@ -124,15 +201,22 @@ def test_a_build_failing_with_the_shortcuts_is_built_again_as_written(support, t
         (tmp_path / "ext" / name).mkdir(parents=True, exist_ok=True)
         (tmp_path / "ext" / name / "main.o").write_text("stale")
         if len(calls) == 1:
-            raise RuntimeError("Error building extension 'm'")
+            raise RuntimeError(message[0])
         return "module"
 
     build = extensions._wrap(load_inline, "", "", "cuda", support, versioner)
     assert build("m", "int f();", cuda_sources="__global__ void k() {}") == "module"
     assert len(calls) == 2
     assert calls[0]["extra_cflags"][0] == "-include" and calls[0]["extra_cuda_cflags"]
-    assert calls[1] == {"extra_cflags": None, "extra_cuda_cflags": None}
+    # Host files keep their precompiled header, the very header they include first.
+    assert calls[1] == {"extra_cflags": calls[0]["extra_cflags"], "extra_cuda_cflags": None}
     assert "building it again as written" in capsys.readouterr().err
+    # Where the output does not say what failed, all of it is built again as written.
+    calls.clear()
+    versioner.entries.clear()
+    message[0] = "Error building extension 'm'"
+    assert build("m", "int f();", cuda_sources="__global__ void k() {}") == "module"
+    assert calls[1] == {"extra_cflags": None, "extra_cuda_cflags": None}
 
 
 def test_a_build_failing_as_written_fails(support, tmp_path, monkeypatch):
@@ -173,8 +257,8 @@ def test_a_real_support_and_a_build_that_uses_it(tmp_path):
     assert made.returncode == 0, made.stderr[-2000:]
     manifest = json.loads((out / "manifest.json").read_text())
     assert set(manifest["files"]) >= {"pch/O0/kbench_torch_extension.h.gch",
-                                      "pch/O3/kbench_torch_extension.h.gch",
-                                      "shadow/torch/extension.h"}
+                                      "pch/O3/kbench_torch_extension.h.gch"}
+    assert manifest["version"] == 2
     assert not any(f.startswith("-DTORCH_EXTENSION_NAME") for f in manifest["cflags"])
     for name in manifest["files"]:
         assert not os.access(out / name, os.W_OK) or os.geteuid() == 0
@@ -232,3 +316,84 @@ def test_a_cuda_object_that_failed_is_built_again(support, tmp_path, monkeypatch
     with pytest.raises(RuntimeError):
         build("m", "int f();", cuda_sources="__global__ void k() {}")
     assert len(calls) == 2
+
+
+NVCC_PROBE = r"""
+import importlib.util, json, os, shlex, subprocess, sys, tempfile, time
+def load(name):
+    spec = importlib.util.spec_from_file_location("kbench_" + name, os.path.join(sys.argv[1], name + ".py"))
+    m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m); return m
+support, extensions = load("build_support"), load("extensions")
+work = tempfile.mkdtemp()
+v = support._torch_flags(True, work)
+nvcc = shlex.split(v.get("nvcc", "nvcc"))
+flags = support._without_extension_name(shlex.split(v["cuda_cflags"])) + ["-DTORCH_EXTENSION_NAME=probe"]
+post = support._without_extension_name(shlex.split(v["cuda_post_cflags"]))
+code = open(sys.argv[2]).read()
+source = os.path.join(work, "cuda.cu")
+open(source, "w").write("#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n" + code)
+folder = extensions._light_folder([code])
+start = time.monotonic()
+done = subprocess.run(nvcc + ["-I" + folder] + flags + ["-c", source, "-o", source + ".o"] + post,
+                      capture_output=True, text=True)
+seconds = time.monotonic() - start
+made = os.path.join(work, "support")
+support._cuda_identifiers(v, os.path.join(made, "cuda"))
+print(json.dumps({"rc": done.returncode, "seconds": seconds, "err": done.stderr[-3000:],
+                  "as_written_too": extensions._fails_as_written_too(done.stderr, made)}))
+"""
+
+# What model-written CUDA code does with PyTorch's C++ types, in one file.
+TYPICAL_CUDA = r"""
+#include <torch/extension.h>
+#include <cuda_fp16.h>
+#define CHECK_INPUT(x) TORCH_CHECK(x.is_cuda() && x.is_contiguous(), #x " must be a contiguous CUDA tensor")
+template <typename scalar_t>
+__global__ void relu_kernel(const scalar_t* __restrict__ x, scalar_t* __restrict__ y, int64_t n) {
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] > scalar_t(0) ? x[i] : scalar_t(0);
+}
+torch::Tensor relu_cuda(torch::Tensor x) {
+    CHECK_INPUT(x);
+    auto y = torch::empty_like(x);
+    auto z = torch::zeros({x.size(0)}, torch::TensorOptions().dtype(torch::kFloat32).device(x.device()));
+    const int64_t n = x.numel();
+    AT_DISPATCH_FLOATING_TYPES_AND_HALF(x.scalar_type(), "relu", [&] {
+        relu_kernel<scalar_t><<<(n + 255) / 256, 256>>>(x.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), n);
+    });
+    auto err = cudaGetLastError();
+    TORCH_CHECK(err == cudaSuccess, cudaGetErrorString(err));
+    return y.view({-1}).reshape(x.sizes()) + z.sum() * 0;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None and not os.path.exists("/usr/local/cuda/bin/nvcc"),
+                    reason="no nvcc")
+def test_typical_cuda_code_compiles_with_its_own_header(tmp_path):
+    """nvcc, with load_inline's flags, compiles model-style CUDA code with the light header
+    first on its include path (no GPU needed: compile only)."""
+    source = tmp_path / "typical.cu"
+    source.write_text(TYPICAL_CUDA)
+    env = dict(os.environ, TORCH_CUDA_ARCH_LIST="9.0", TMPDIR=str(tmp_path))
+    env["PATH"] = env.get("PATH", "") + ":/usr/local/cuda/bin"
+    done = subprocess.run([sys.executable, "-c", NVCC_PROBE, str(PACKAGE), str(source)],
+                          capture_output=True, text=True, env=env, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["rc"] == 0, result["err"]
+    # A macro PyTorch's extension headers do not define (c10/cuda/CUDAException.h's) fails with
+    # the light header and would as written: no second build.
+    source.write_text(TYPICAL_CUDA + "\nvoid g() { C10_CUDA_KERNEL_LAUNCH_CHECK(); }\n")
+    done = subprocess.run([sys.executable, "-c", NVCC_PROBE, str(PACKAGE), str(source)],
+                          capture_output=True, text=True, env=env, timeout=900)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["rc"] != 0 and "C10_CUDA_KERNEL_LAUNCH_CHECK" in result["err"]
+    assert result["as_written_too"] == ["C10_CUDA_KERNEL_LAUNCH_CHECK"]
+    # A name the light header leaves out and PyTorch's declares (ATen/Functions.h's at::sigmoid
+    # through a bare call is found; at::native's is not): built again as written.
+    source.write_text(TYPICAL_CUDA + "\nvoid g(at::Tensor x) { at::cuda::getCurrentCUDAStream(); }\n")
+    done = subprocess.run([sys.executable, "-c", NVCC_PROBE, str(PACKAGE), str(source)],
+                          capture_output=True, text=True, env=env, timeout=900)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["rc"] != 0 and result["as_written_too"] == [], result["err"]

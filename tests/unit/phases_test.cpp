@@ -30,7 +30,7 @@ class FakeJudge : public JudgeClient {
     json timing_reply = protocol::reply_json(
         protocol::CandidateTimed{{{100, 101, 99, 100}, true, 3, 7, 0, "median"}, {}, 2, ""});
     json baseline_reply = protocol::reply_json(
-        protocol::BaselineTimed{{{200, 201, 199, 200}, true, 3, 7, 0, "median"},
+        protocol::BaselineTimed{protocol::Measured{{200, 201, 199, 200}, true, 3, 7, 0, "median"},
                                 {{"tf32_matmul", false}},
                                 {{"flops", 1000000},
                                  {"bytes", 4096},
@@ -38,6 +38,7 @@ class FakeJudge : public JudgeClient {
                                  {"parameter_bytes", 0},
                                  {"output_bytes", 2048}}});
     int detached = 0;
+    std::vector<bool> baseline_timed;  // each baseline request's `time`
 
     protocol::Reply<protocol::SandboxAttached> attach(const protocol::AttachRequest&,
                                                       int) override {
@@ -57,8 +58,9 @@ class FakeJudge : public JudgeClient {
         ++detached;
         return decode<protocol::Empty>(protocol::reply_json(protocol::Empty{}));
     }
-    protocol::Reply<protocol::BaselineTimed> baseline(const protocol::BaselineRequest&,
+    protocol::Reply<protocol::BaselineTimed> baseline(const protocol::BaselineRequest& request,
                                                       double) override {
+        baseline_timed.push_back(request.time);
         return decode<protocol::BaselineTimed>(baseline_reply);
     }
 
@@ -132,6 +134,26 @@ class Pipeline : public ::testing::Test {
 
 json fault(FaultKind kind, const std::string& message, const std::string& rule = "") {
     return protocol::fault_json({kind, message, rule});
+}
+
+TEST_F(Pipeline, RoundsGiveTheSpeedupAndTheBaselineIsNotTimedAgain) {
+    protocol::CandidateTimed t{{{100, 101, 99, 100}, true, 3, 7, 0, "median"}, {}, 2, ""};
+    t.baseline = protocol::Measured{{150, 151, 149, 150}, true, 0, 8, 0, "median"};
+    t.round_ratios = {1.5, 1.5, 1.5, 1.5, 1.5};
+    judge.timing_reply = protocol::reply_json(t);
+    Verdict v = run();
+    EXPECT_EQ(v.status, Status::correct);
+    ASSERT_TRUE(v.speedup);
+    EXPECT_NEAR(*v.speedup, 1.5, 1e-9) << "from the rounds, not the baseline timed apart (2x)";
+    EXPECT_EQ(v.speedup_rounds, 5);
+    EXPECT_NEAR(v.baseline->median_us, 150, 1e-9);
+    EXPECT_EQ(judge.baseline_timed, std::vector<bool>{false});
+    // A single round is no interval: the baseline is timed apart.
+    t.round_ratios = {1.5};
+    judge.timing_reply = protocol::reply_json(t);
+    Verdict one = run();
+    EXPECT_NEAR(*one.speedup, 2.0, 0.05);
+    EXPECT_EQ(judge.baseline_timed, (std::vector<bool>{false, true}));
 }
 
 TEST_F(Pipeline, AllGoodIsCorrectWithASpeedupFromBothSamples) {
@@ -367,7 +389,7 @@ TEST_F(Pipeline, ATimeBelowTheMemoryFloorIsRejectedAndCorrectOnesCarryTheSpeedOf
 
     // The same problem with 100 MB of inputs: 100 ms of traffic, against a 100 us median.
     judge.baseline_reply = protocol::reply_json(
-        protocol::BaselineTimed{{{200, 201, 199, 200}, true, 3, 7, 0, "median"},
+        protocol::BaselineTimed{protocol::Measured{{200, 201, 199, 200}, true, 3, 7, 0, "median"},
                                 {{"tf32_matmul", false}},
                                 {{"flops", nullptr},
                                  {"bytes", 100000000},

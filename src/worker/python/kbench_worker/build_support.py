@@ -13,9 +13,13 @@ Writes into OUT_DIR (which must not exist yet, or be empty):
   anyway) reads the compiled form instead of parsing PyTorch's headers again. GCC ignores a
   precompiled header whose flags do not match and parses the text, which is the same header:
   the result is the same either way.
-- shadow/torch/extension.h: the part of torch/extension.h that CUDA code uses (ATen, the C++
-  tensor types, TORCH_CHECK), without PyTorch's C++ frontend and pybind11. CUDA files that do not
-  use pybind11 are compiled with it first; a build that fails so is built again as written.
+- CUDA files get no shared header: the wrapper (kbench_worker/extensions.py) writes each build a
+  torch/types.h made for its code. The manifest names that way ("cuda_header"), so that a change
+  of it changes every build key.
+- cuda/identifiers.txt (a GPU's support): every identifier of what PyTorch's torch/types.h and
+  torch/extension.h bring into a CUDA file as load_inline writes it (nvcc -E, macros kept). A
+  build with the light header that failed only on identifiers none of these declares fails as
+  written too, and is not built again.
 - manifest.json: the compilers, the flags, PyTorch's version and the SHA-256 of every file;
   printed on stdout too. kbench folds it into every build's cache key.
 """
@@ -23,6 +27,7 @@ Writes into OUT_DIR (which must not exist yet, or be empty):
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -34,14 +39,8 @@ PCH_HEADER = "kbench_torch_extension.h"
 # A precompiled header a level of optimisation: the flags added to PyTorch's.
 PCH_LEVELS = {"O0": [], "O2": ["-O2"], "O3": ["-O3"]}
 
-# CUDA translation units include this instead of torch/extension.h. load_inline puts
-# torch/types.h at the top of every CUDA file already.
-SHADOW_EXTENSION_H = """\
-// kbench: the part of torch/extension.h that CUDA code uses. A build that fails with it is
-// built again with PyTorch's own header.
-#pragma once
-#include <torch/types.h>
-"""
+# How CUDA files are built with the support (the manifest says it; extensions.py does it).
+CUDA_HEADER = "light 1: ATen's Tensor, the dispatch macros and the operators the code calls"
 
 
 class _Written(Exception):
@@ -102,6 +101,29 @@ def _sha256(path):
     return digest.hexdigest()
 
 
+def _cuda_identifiers(variables, folder):
+    """cuda/identifiers.txt: the identifiers of load_inline's CUDA prelude with PyTorch's own
+    torch/extension.h, preprocessed by nvcc with the flags PyTorch gives it (macros kept)."""
+    os.makedirs(folder)
+    probe = os.path.join(folder, "probe.cu")
+    with open(probe, "w") as f:
+        f.write("#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n"
+                "#include <torch/extension.h>\n")
+    nvcc = shlex.split(variables.get("nvcc", "nvcc"))
+    flags = _without_extension_name(shlex.split(variables.get("cuda_cflags", "")))
+    post = _without_extension_name(shlex.split(variables.get("cuda_post_cflags", "")))
+    done = subprocess.run(nvcc + flags + ["-DTORCH_EXTENSION_NAME=kbench_probe", "-E",
+                                          "-Xcompiler", "-dD", probe] + post,
+                          capture_output=True, text=True)
+    os.remove(probe)
+    if done.returncode != 0:
+        raise SystemExit("kbench build support: nvcc -E of torch/extension.h failed:\n" +
+                         done.stderr[-4000:])
+    names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", done.stdout))
+    with open(os.path.join(folder, "identifiers.txt"), "w") as f:
+        f.write("\n".join(sorted(names)) + "\n")
+
+
 def make(out, device):
     import torch
 
@@ -132,9 +154,9 @@ def make(out, device):
         _, err = compiling.communicate()
         if compiling.returncode != 0:
             raise SystemExit("kbench build support: a precompiled header failed:\n" + err[-4000:])
-    os.makedirs(os.path.join(out, "shadow", "torch"))
-    with open(os.path.join(out, "shadow", "torch", "extension.h"), "w") as f:
-        f.write(SHADOW_EXTENSION_H)
+
+    if with_cuda:
+        _cuda_identifiers(variables, os.path.join(out, "cuda"))
 
     files = {}
     for root, _, names in os.walk(out):
@@ -148,12 +170,13 @@ def make(out, device):
     os.chmod(out, 0o755)
     nvcc = variables.get("nvcc", "")
     manifest = {
-        "version": 1,
+        "version": 2,
         "device": device,
         "torch": torch.__version__,
         "cxx": _version(cxx[:1]),
         "nvcc": _version(shlex.split(nvcc)[:1]) if nvcc else "",
         "cflags": cflags + post,
+        "cuda_header": CUDA_HEADER if with_cuda else "",
         "cuda_cflags": _without_extension_name(shlex.split(variables.get("cuda_cflags", ""))),
         "files": dict(sorted(files.items())),
     }

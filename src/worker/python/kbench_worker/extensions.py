@@ -15,17 +15,21 @@ candidate is imported:
   that says so, rather than letting the build fail somewhere inside PyTorch for want of a GPU.
 - With kbench's build support ($KBENCH_BUILD_SUPPORT, made by kbench_worker.build_support): a
   load_inline build's host code reads torch/extension.h from a precompiled header (its main.cpp
-  starts with that include anyway), and CUDA files that do not use pybind11 see only the part of
-  torch/extension.h that CUDA code uses. Should such a build fail, it is built again as written,
+  starts with that include anyway), and CUDA files that do not use pybind11 see, for
+  torch/types.h and torch/extension.h, a header made for their code (light_header: ATen's Tensor
+  and the operators the code calls). Should such a build fail, it is built again as written,
   from nothing, and only that build's outcome counts.
 """
 
 import functools
+import hashlib
 import importlib.util
 import inspect
 import os
+import re
 import shutil
 import sys
+import tempfile
 
 _installed = False
 
@@ -99,6 +103,91 @@ def _starts_with_extension_h(arguments):
     return False
 
 
+# What PyTorch's torch/types.h declares in namespace torch besides `using namespace at`.
+_TORCH_NAMESPACE = """\
+namespace torch {
+using namespace at;
+using std::nullopt;
+using std::optional;
+using Dtype = at::ScalarType;
+constexpr auto kUInt8 = at::kByte;
+constexpr auto kInt8 = at::kChar;
+constexpr auto kInt16 = at::kShort;
+constexpr auto kInt32 = at::kInt;
+constexpr auto kInt64 = at::kLong;
+constexpr auto kUInt16 = at::kUInt16;
+constexpr auto kUInt32 = at::kUInt32;
+constexpr auto kUInt64 = at::kUInt64;
+constexpr auto kFloat16 = at::kHalf;
+constexpr auto kFloat32 = at::kFloat;
+constexpr auto kFloat64 = at::kDouble;
+constexpr auto kU8 = kUInt8;
+constexpr auto kU16 = kUInt16;
+constexpr auto kU32 = kUInt32;
+constexpr auto kU64 = kUInt64;
+constexpr auto kI8 = kInt8;
+constexpr auto kI16 = kInt16;
+constexpr auto kI32 = kInt32;
+constexpr auto kI64 = kInt64;
+constexpr auto kF16 = kFloat16;
+constexpr auto kF32 = kFloat32;
+constexpr auto kF64 = kFloat64;
+}  // namespace torch
+"""
+
+
+def _aten_include():
+    import torch
+
+    return os.path.join(os.path.dirname(torch.__file__), "include")
+
+
+def light_header(texts, include):
+    """torch/types.h for the CUDA code in texts: ATen's Tensor with its methods, the dispatch
+    macros, c10's checks and TensorOptions, and the header of each ATen operator the code calls
+    by name (torch::name(, at::name( or a bare name( that ATen has an operator of) and the
+    arithmetic operators on tensors, in place of all of ATen and the autograd headers. The same
+    code gives the same header."""
+    ops = os.path.join(include, "ATen", "ops")
+    names = set()
+    for text in texts:
+        names.update(re.findall(r"(?<![\w.>])(?:(?:torch|at)\s*::\s*)?([a-z_][a-z0-9_]*)\s*\(",
+                                text))
+    lines = [
+        "// kbench: torch/types.h for this candidate's CUDA code. A build that fails with it is",
+        "// built again with PyTorch's own headers.",
+        "#pragma once",
+        "#include <optional>",
+        "#include <ATen/core/Tensor.h>",
+        "#include <ATen/Dispatch.h>",
+        "#include <ATen/TensorOperators.h>",
+        "#include <c10/core/TensorOptions.h>",
+        "#include <c10/util/Exception.h>",
+    ]
+    lines += [f"#include <ATen/ops/{n}.h>" for n in sorted(names)
+              if os.path.isfile(os.path.join(ops, n + ".h"))]
+    return "\n".join(lines) + "\n" + _TORCH_NAMESPACE
+
+
+def _light_folder(texts):
+    """A folder whose torch/types.h and torch/extension.h are the light header of texts, under
+    the process's temporary folder, named by the header's hash (made once, atomically)."""
+    text = light_header(texts, _aten_include())
+    folder = os.path.join(tempfile.gettempdir(),
+                          "kbench-light-" + hashlib.sha256(text.encode()).hexdigest()[:20])
+    if not os.path.isdir(folder):
+        making = tempfile.mkdtemp(prefix="kbench-light-making-")
+        os.makedirs(os.path.join(making, "torch"))
+        for name in ("types.h", "extension.h"):
+            with open(os.path.join(making, "torch", name), "w") as f:
+                f.write(text)
+        try:
+            os.rename(making, folder)
+        except OSError:  # made meanwhile by another build
+            shutil.rmtree(making, ignore_errors=True)
+    return folder
+
+
 def _shortcuts(arguments, inline, support):
     """The arguments with the build support's flags added, and what was added (empty: none)."""
     if not support:
@@ -111,12 +200,10 @@ def _shortcuts(arguments, inline, support):
         shortcut["extra_cflags"] = ["-include", header] + list(arguments.get("extra_cflags") or [])
         added.append("precompiled torch/extension.h")
     texts = _cuda_texts(arguments)
-    shadow = os.path.join(support, "shadow")
-    if texts and os.path.isdir(shadow) and not any(
-            "pybind11" in t or "PYBIND11" in t or "py::" in t for t in texts):
-        shortcut["extra_cuda_cflags"] = ["-I" + shadow] + list(
+    if texts and not any("pybind11" in t or "PYBIND11" in t or "py::" in t for t in texts):
+        shortcut["extra_cuda_cflags"] = ["-I" + _light_folder(texts)] + list(
             arguments.get("extra_cuda_cflags") or [])
-        added.append("torch/extension.h without the C++ frontend in CUDA files")
+        added.append("a torch/types.h of the operators it calls in CUDA files")
     return shortcut, added
 
 
@@ -127,6 +214,36 @@ def _worth_building_again(error):
     object fails as written too; the lighter header reaches CUDA objects alone."""
     failed = [line for line in str(error).splitlines() if line.startswith("FAILED:")]
     return not failed or any(".cuda.o" in line or ".cu.o" in line for line in failed)
+
+
+def _only_cuda_objects_failed(error):
+    failed = [line for line in str(error).splitlines() if line.startswith("FAILED:")]
+    return bool(failed) and all(".cuda.o" in line or ".cu.o" in line for line in failed)
+
+
+_UNDEFINED = re.compile(r'error: identifier "([A-Za-z_][A-Za-z0-9_]*)" is undefined')
+
+
+def _fails_as_written_too(error, support):
+    """The names that make a build with the light header fail as written too, or [] when that
+    is not certain: every error nvcc reported is an identifier it did not know, and none of those
+    identifiers occurs anywhere in what PyTorch's torch/types.h and torch/extension.h bring into
+    a CUDA file (the support's cuda/identifiers.txt, macros included). Whatever else the
+    candidate includes, it includes either way."""
+    text = str(error)
+    errors = [line for line in text.splitlines() if "error:" in line or "error :" in line]
+    names = [m.group(1) for m in map(_UNDEFINED.search, errors) if m]
+    if not errors or len(names) != len(errors):
+        return []
+    path = os.path.join(support, "cuda", "identifiers.txt")
+    try:
+        with open(path) as f:
+            known = set(f.read().split())
+    except OSError:
+        return []
+    if not known or any(n in known for n in names):
+        return []
+    return sorted(set(names))
 
 
 def _build_folder(arguments):
@@ -193,6 +310,12 @@ def _wrap(fn, libstdcxx, prebuilt, device, support, versioner):
             except Exception as e:  # the build as written decides
                 if not _worth_building_again(e):
                     raise
+                unknown = _fails_as_written_too(e, support)
+                if unknown:
+                    print(f"kbench: the build failed on {', '.join(unknown)}, which PyTorch's "
+                          "headers do not declare either: not built again as written",
+                          file=sys.stderr)
+                    raise
                 print(f"kbench: the build with {' and '.join(added)} failed "
                       f"({type(e).__name__}); building it again as written", file=sys.stderr)
                 folder = _build_folder(arguments)
@@ -203,6 +326,11 @@ def _wrap(fn, libstdcxx, prebuilt, device, support, versioner):
                 entries = getattr(versioner, "entries", None)
                 if isinstance(entries, dict):
                     entries.pop(arguments.get("name"), None)
+                # Where only CUDA objects failed, host files keep the precompiled header: it is
+                # the header they include first, which is why a failure of theirs is final.
+                if (_only_cuda_objects_failed(e) and "extra_cflags" in shortcut and
+                        shortcut["extra_cflags"][:1] == ["-include"]):
+                    arguments["extra_cflags"] = shortcut["extra_cflags"]
         return fn(**arguments)
 
     return build
