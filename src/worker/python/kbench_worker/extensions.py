@@ -305,6 +305,10 @@ def _wrap(fn, libstdcxx, prebuilt, device, support, versioner):
             arguments["extra_ldflags"] = flags
         shortcut, added = _shortcuts(dict(arguments), inline, support)
         if added:
+            # Quiet, so that PyTorch puts the compilers' output in the exception, where the
+            # decision to build again reads it; a build again as written is as verbose as asked.
+            if "verbose" in signature.parameters:
+                shortcut["verbose"] = False
             try:
                 return fn(**shortcut)
             except Exception as e:  # the build as written decides
