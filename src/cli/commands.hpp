@@ -20,5 +20,6 @@ Command add_refine_command(CLI::App& app, const std::string& command_line);
 Command add_prompt_command(CLI::App& app);
 Command add_score_command(CLI::App& app);
 Command add_report_command(CLI::App& app);
+Command add_baseline_command(CLI::App& app);
 
 }  // namespace kbench::cli

@@ -191,10 +191,7 @@ Command add_dataset_command(CLI::App& app) {
         "Each reference against itself computed in float64 (fp32 for fp16/bf16): flags "
         "ill-conditioned problems, where an exact candidate can miss the reference");
     add_selection_options(audit, o->selection);
-    audit->add_option("--device", o->device, "cpu, cuda or cuda:N; default: a GPU if present")
-        ->capture_default_str();
-    audit->add_option("--precision", o->precision, "fp32, fp16 or bf16")->capture_default_str();
-    audit->add_option("--tf32", o->tf32, "off (default), on or default, as for check and eval");
+    add_reference_options(audit, o->device, o->precision, o->tf32);
     audit->add_option("--tol", o->tolerance, "atol = rtol (default: the precision's)");
     audit
         ->add_option("--seeds", o->seeds,

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
     auto prompt = kbench::cli::add_prompt_command(app);
     auto score = kbench::cli::add_score_command(app);
     auto report = kbench::cli::add_report_command(app);
+    auto baseline = kbench::cli::add_baseline_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -51,6 +52,7 @@ int main(int argc, char** argv) {
         if (app.got_subcommand("prompt")) return prompt();
         if (app.got_subcommand("score")) return score();
         if (app.got_subcommand("report")) return report();
+        if (app.got_subcommand("baseline")) return baseline();
     } catch (const kbench::Error& e) {
         std::cerr << "kbench: error: " << e.what() << "\n";
         if (!e.hint().empty()) std::cerr << "  what to do: " << e.hint() << "\n";

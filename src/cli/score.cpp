@@ -180,8 +180,9 @@ void add_score_options(CLI::App& cmd, ScoreOptions& o) {
     cmd.add_option("--p", o.thresholds, "fast_p thresholds, comma-separated")
         ->capture_default_str();
     cmd.add_option("--baseline", o.baseline,
-                   "eager (each verdict's own baseline, timed beside it), or KernelBench's "
-                   "results/timing JSON file")
+                   "eager (each verdict's own baseline, timed beside it), compile or "
+                   "compile:MODE (torch.compile baselines kept by kbench baseline), or "
+                   "KernelBench's results/timing JSON file")
         ->capture_default_str();
     cmd.add_flag("--exclude-flagged", o.exclude_flagged,
                  "Leave problems the audit flagged (kbench dataset audit) out");

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "cli/baseline_cache.hpp"
 #include "core/error.hpp"
 #include "store/verdict_store.hpp"
 
@@ -55,10 +56,19 @@ ScoredRun score_run(const RunSource& source, const std::string& baseline,
     json table;
     if (baseline == "eager") {
         s.baseline_label = "each verdict's own eager baseline (timed beside it)";
-    } else if (baseline == "compile") {
-        throw UsageError("there are no torch.compile baselines to score against",
-                         "time them with KernelBench's harness and give its results/timing "
-                         "JSON as --baseline FILE");
+    } else if (baseline == "compile" || baseline.rfind("compile:", 0) == 0) {
+        std::string mode = baseline == "compile" ? "default" : baseline.substr(8);
+        int found = 0;
+        table = kept_baseline_table(s.results.verdicts, mode, &found);
+        if (found == 0)
+            throw UsageError("no torch.compile (" + mode +
+                                 ") baseline is kept for this run's problems on its device and "
+                                 "precision",
+                             "time them with kbench baseline --compile" +
+                                 std::string(mode == "default" ? "" : " --compile-mode " + mode) +
+                                 " (same --dataset, --level and --precision)");
+        s.baseline_label = "torch.compile (" + mode + ") baselines kept by kbench baseline (" +
+                           std::to_string(found) + " problem(s))";
     } else {
         try {
             table = json::parse(read_file(baseline));

@@ -41,4 +41,12 @@ std::vector<dataset::Problem> selected_problems(const SelectionOptions& o,
     return problems;
 }
 
+void add_reference_options(CLI::App* command, std::string& device, std::string& precision,
+                           std::string& tf32) {
+    command->add_option("--device", device, "cpu, cuda or cuda:N; default: a GPU if present")
+        ->capture_default_str();
+    command->add_option("--precision", precision, "fp32, fp16 or bf16")->capture_default_str();
+    command->add_option("--tf32", tf32, "off (default), on or default, as for check and eval");
+}
+
 }  // namespace kbench::cli

@@ -20,6 +20,11 @@ struct SelectionOptions {
 
 void add_selection_options(CLI::App* command, SelectionOptions& options);
 
+// --device, --precision and --tf32 of the commands that run references alone (dataset audit,
+// baseline).
+void add_reference_options(CLI::App* command, std::string& device, std::string& precision,
+                           std::string& tf32);
+
 // The selected problems; throws UsageError when none is left.
 // all (if given) receives every problem of the dataset.
 std::vector<dataset::Problem> selected_problems(const SelectionOptions& options,

@@ -248,23 +248,24 @@ CandidateTimed CandidateTimed::from_json(const json& j) {
 }
 
 json BaselineRequest::to_json() const {
-    return json{{"timing", timing.to_json()}, {"time", time}};
+    return json{{"timing", timing.to_json()}, {"time", time}, {"compile", compile}};
 }
 
 BaselineRequest BaselineRequest::from_json(const json& j) {
     Fields f(j, "baseline request");
-    return {TimingConfig::from_json(f.object("timing")), f.flag("time")};
+    return {TimingConfig::from_json(f.object("timing")), f.flag("time"), f.text("compile")};
 }
 
 json BaselineTimed::to_json() const {
     return json{{"measured", measured ? measured->to_json() : json()},
                 {"precision", precision},
-                {"work", work}};
+                {"work", work},
+                {"compile_s", real_json(compile_s)}};
 }
 
 BaselineTimed BaselineTimed::from_json(const json& j) {
     Fields f(j, "baseline reply");
-    BaselineTimed t{std::nullopt, f.object("precision"), f.object("work")};
+    BaselineTimed t{std::nullopt, f.object("precision"), f.object("work"), f.real("compile_s")};
     if (!f.any("measured").is_null()) t.measured = Measured::from_json(f.object("measured"));
     return t;
 }

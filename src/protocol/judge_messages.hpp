@@ -162,6 +162,9 @@ struct BaselineRequest {
     // false: the reference's precision flags and work only (its time came from rounds
     // alternating with the candidate's, so timing it apart again would be time spent for nothing)
     bool time = true;
+    // "": the reference as it is (eager); else torch.compile's mode ("default", "max-autotune",
+    // ...): the judge compiles the reference first, outside the timing
+    std::string compile;
 
     json to_json() const;
     static BaselineRequest from_json(const json& j);
@@ -171,6 +174,7 @@ struct BaselineTimed {
     std::optional<Measured> measured;  // none when the request said not to time it
     json precision;                    // the judge's precision flags while it timed the reference
     json work;                         // one call's FLOPs and bytes (reference_work), for the floor
+    double compile_s = 0;  // what compiling (and the first call) took, with a compile mode
 
     json to_json() const;
     static BaselineTimed from_json(const json& j);

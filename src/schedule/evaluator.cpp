@@ -74,7 +74,8 @@ void Evaluator::start_workers() {
     // Both import torch at once; the judge also initialises the device.
     judge_ = std::make_unique<WorkerProcess>(options_.env, "judge");
     zygote_ = std::make_unique<WorkerProcess>(options_.env, "zygote");
-    device_info_ = judge_->hello(kStartSeconds).at("device");
+    judge_hello_ = judge_->hello(kStartSeconds);
+    device_info_ = judge_hello_.at("device");
     zygote_->hello(kStartSeconds);
     integrity::GpuTable table;
     if (options_.gpu_peaks) table.add_file(*options_.gpu_peaks);
@@ -202,6 +203,30 @@ protocol::Audited Evaluator::audit(const ProblemSpec& problem, int trials) {
         throw ReferenceError("the reference program failed: " + last_line(f.message),
                              "check the reference file with the same Python and device");
     throw InfraError("the judge could not audit the problem: " + f.message);
+}
+
+protocol::BaselineTimed Evaluator::baseline(const ProblemSpec& problem,
+                                            const protocol::BaselineRequest& request,
+                                            double limit_s) {
+    // A judge of its own: nothing of an earlier problem's compiled graphs stays.
+    judge_.reset();
+    judge_ = std::make_unique<WorkerProcess>(options_.env, "judge");
+    std::optional<protocol::Reply<protocol::BaselineTimed>> answer;
+    try {
+        prepare(problem);
+        answer = judge().call<protocol::BaselineTimed>(request, limit_s);
+    } catch (const InfraError&) {
+        judge_.reset();
+        throw;
+    }
+    auto& reply = *answer;
+    if (reply.ok() && reply.value->measured) return *reply.value;
+    if (reply.ok()) throw InfraError("the judge sent the baseline back untimed");
+    const protocol::Fault& f = *reply.fault;
+    if (f.kind == protocol::FaultKind::reference)
+        throw ReferenceError("the reference program failed: " + last_line(f.message),
+                             "check the reference file with the same Python and device");
+    throw InfraError("the judge could not time the reference: " + f.message);
 }
 
 void Evaluator::check_judge_health() {

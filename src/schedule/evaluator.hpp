@@ -62,6 +62,15 @@ class Evaluator {
     // arbiter's (kbench dataset audit). Throws ReferenceError when the reference fails.
     protocol::Audited audit(const ProblemSpec& problem, int trials);
 
+    // The problem's reference timed alone (kbench baseline), eager or compiled, in a judge
+    // started for it (nothing of an earlier problem's compiled graphs or allocations stays).
+    // Throws ReferenceError when the reference fails, InfraError when the judge does.
+    protocol::BaselineTimed baseline(const ProblemSpec& problem,
+                                     const protocol::BaselineRequest& request, double limit_s);
+
+    // The judge's hello: device, torch, CUDA and Python versions.
+    const json& judge_hello() const { return judge_hello_; }
+
     const json& device_info() const { return device_info_; }
     // The judge's and the zygote's process ids (the roots of every sandbox's ancestry).
     std::vector<pid_t> worker_pids() const;
@@ -86,6 +95,7 @@ class Evaluator {
     std::unique_ptr<WorkerProcess> zygote_;
     int sandbox_count_ = 0;
     json device_info_;
+    json judge_hello_;
     json precision_state_;  // the judge's precision flags, once it has prepared a problem
     json gpu_entry_;        // this device's peak rates (integrity/floor.hpp), or null
 };

@@ -264,7 +264,13 @@ def test_a_real_support_and_a_build_that_uses_it(tmp_path):
     for name in manifest["files"]:
         assert not os.access(out / name, os.W_OK) or os.geteuid() == 0
         assert (os.stat(out / name).st_mode & 0o222) == 0
-    # A build with it: GCC says which precompiled header it read (-H marks it with "!").
+    # A build with it reads the precompiled header, not the text: in a copy whose text header is
+    # an #error, the build still succeeds, and not by being built again as written.
+    checked = tmp_path / "checked"
+    shutil.copytree(out, checked)
+    text = checked / "pch" / "O3" / "kbench_torch_extension.h"
+    os.chmod(text, 0o644)
+    text.write_text('#error "kbench test: the text header was parsed, not its precompiled form"\n')
     script = tmp_path / "build.py"
     script.write_text(f"""
 import importlib.util, sys
@@ -274,17 +280,18 @@ ext.install("", "cpu")
 from torch.utils.cpp_extension import load_inline
 import torch
 m = load_inline(name="kbench_pch_probe", cpp_sources="torch::Tensor twice(torch::Tensor x) {{ return x * 2; }}",
-                functions=["twice"], extra_cflags=["-O3", "-H"], verbose=True)
+                functions=["twice"], extra_cflags=["-O3", "-Winvalid-pch"], verbose=True)
 print("result", m.twice(torch.ones(3)).tolist())
 """)
-    env = dict(os.environ, KBENCH_BUILD_SUPPORT=str(out),
+    env = dict(os.environ, KBENCH_BUILD_SUPPORT=str(checked),
                TORCH_EXTENSIONS_DIR=str(tmp_path / "ext"))
     built = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                            env=env, timeout=900)
     assert built.returncode == 0, built.stderr[-3000:]
     assert "result [2.0, 2.0, 2.0]" in built.stdout
-    log = built.stdout + built.stderr
-    assert "! " + str(out / "pch" / "O3" / "kbench_torch_extension.h.gch") in log
+    assert "building it again as written" not in built.stderr, built.stderr[-3000:]
+    ninja = (tmp_path / "ext" / "kbench_pch_probe" / "build.ninja").read_text()
+    assert "-include " + str(text) in ninja
 
 
 def test_a_host_object_that_failed_is_not_built_again(support, tmp_path, monkeypatch):

@@ -20,6 +20,15 @@ namespace {
 using protocol::Fault;
 using protocol::FaultKind;
 
+// A baseline reply: 200 us, TF32 off, the given work.
+protocol::BaselineTimed timed_baseline(const json& work) {
+    protocol::BaselineTimed t;
+    t.measured = protocol::Measured{{200, 201, 199, 200}, true, 3, 7, 0, "median"};
+    t.precision = json::object({{"tf32_matmul", false}});
+    t.work = work;
+    return t;
+}
+
 // A judge whose replies are JSON, decoded as a judge process's are: a malformed one is kbench's
 // own failure, never a verdict.
 class FakeJudge : public JudgeClient {
@@ -29,14 +38,11 @@ class FakeJudge : public JudgeClient {
     json correctness_reply = protocol::reply_json(protocol::CorrectnessChecked{5, 5, 0, 0, ""});
     json timing_reply = protocol::reply_json(
         protocol::CandidateTimed{{{100, 101, 99, 100}, true, 3, 7, 0, "median"}, {}, 2, ""});
-    json baseline_reply = protocol::reply_json(
-        protocol::BaselineTimed{protocol::Measured{{200, 201, 199, 200}, true, 3, 7, 0, "median"},
-                                {{"tf32_matmul", false}},
-                                {{"flops", 1000000},
-                                 {"bytes", 4096},
-                                 {"input_bytes", 2048},
-                                 {"parameter_bytes", 0},
-                                 {"output_bytes", 2048}}});
+    json baseline_reply = protocol::reply_json(timed_baseline(json{{"flops", 1000000},
+                                                                   {"bytes", 4096},
+                                                                   {"input_bytes", 2048},
+                                                                   {"parameter_bytes", 0},
+                                                                   {"output_bytes", 2048}}));
     int detached = 0;
     std::vector<bool> baseline_timed;  // each baseline request's `time`
 
@@ -388,14 +394,11 @@ TEST_F(Pipeline, ATimeBelowTheMemoryFloorIsRejectedAndCorrectOnesCarryTheSpeedOf
     EXPECT_NEAR(ok.floor.value("speed_of_light", 0.0), 4.096 / 100, 1e-6);
 
     // The same problem with 100 MB of inputs: 100 ms of traffic, against a 100 us median.
-    judge.baseline_reply = protocol::reply_json(
-        protocol::BaselineTimed{protocol::Measured{{200, 201, 199, 200}, true, 3, 7, 0, "median"},
-                                {{"tf32_matmul", false}},
-                                {{"flops", nullptr},
-                                 {"bytes", 100000000},
-                                 {"input_bytes", 99997952},
-                                 {"parameter_bytes", 0},
-                                 {"output_bytes", 2048}}});
+    judge.baseline_reply = protocol::reply_json(timed_baseline(json{{"flops", nullptr},
+                                                                    {"bytes", 100000000},
+                                                                    {"input_bytes", 99997952},
+                                                                    {"parameter_bytes", 0},
+                                                                    {"output_bytes", 2048}}));
     Verdict fast = run();
     EXPECT_EQ(fast.status, Status::rejected);
     EXPECT_NE(fast.reason.find("below_floor"), std::string::npos) << fast.reason;

@@ -1,0 +1,244 @@
+// kbench baseline: reference programs timed alone, eager and through torch.compile, each in a
+// judge started for it, kept per problem and setting, and written as KernelBench's
+// results/timing files.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "build/toolchain.hpp"
+#include "cli/baseline_cache.hpp"
+#include "cli/commands.hpp"
+#include "cli/run_options.hpp"
+#include "cli/selection_options.hpp"
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "schedule/devices.hpp"
+#include "schedule/eval_engine.hpp"
+#include "schedule/evaluator.hpp"
+
+namespace kbench::cli {
+namespace {
+
+struct BaselineOptions {
+    SelectionOptions selection;
+    std::string device = "auto";
+    std::string precision = "fp32";
+    std::string tf32;
+    std::optional<std::string> python;
+    bool compile = false;
+    std::vector<std::string> compile_modes;
+    std::string out;
+    bool force = false;
+    bool json = false;
+    bool quiet = false;
+    double max_seconds = 10.0;
+    double limit_s = 1800;
+};
+
+std::string utc_now() {
+    std::time_t t = std::time(nullptr);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    return text;
+}
+
+// Mean, spread and count of a measurement, in milliseconds.
+json summary_ms(const std::vector<double>& us) {
+    double n = double(us.size());
+    double mean = 0;
+    for (double x : us) mean += x;
+    mean /= std::max(n, 1.0);
+    double var = 0;
+    for (double x : us) var += (x - mean) * (x - mean);
+    double sd = us.size() > 1 ? std::sqrt(var / (n - 1)) : 0.0;
+    std::vector<double> sorted = us;
+    std::sort(sorted.begin(), sorted.end());
+    double median = sorted.empty() ? 0.0
+                    : sorted.size() % 2
+                        ? sorted[sorted.size() / 2]
+                        : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
+    return {{"mean_ms", mean / 1000},
+            {"std_ms", sd / 1000},
+            {"min_ms", sorted.empty() ? 0.0 : sorted.front() / 1000},
+            {"max_ms", sorted.empty() ? 0.0 : sorted.back() / 1000},
+            {"median_ms", median / 1000},
+            {"num_trials", us.size()}};
+}
+
+// KernelBench's file in dir for mode, with these problems' entries put in (others kept).
+void write_kernelbench_file(const fs::path& dir, const std::string& mode,
+                            const std::vector<json>& entries) {
+    fs::path path = dir / kernelbench_timing_file(mode);
+    json table = json::object();
+    if (fs::exists(path)) {
+        try {
+            table = json::parse(read_file(path));
+        } catch (const std::exception& e) {
+            throw UsageError("cannot read " + path.string() + ": " + e.what(),
+                             "remove it, or give another folder with -o");
+        }
+        if (!table.is_object()) table = json::object();
+    }
+    for (const json& e : entries)
+        table["level" + std::to_string(e.at("level").get<int>())]
+             [e.at("name").get<std::string>() + ".py"] = kernelbench_timing_entry(e);
+    fs::create_directories(dir);
+    write_file_atomic(path, table.dump(2) + "\n");
+}
+
+int run_baselines(const BaselineOptions& o) {
+    std::string python = build::find_python(o.python);
+    auto problems = selected_problems(o.selection, python);
+    schedule::DeviceChoice device = schedule::parse_device(o.device);
+    std::vector<std::string> modes = {"eager"};
+    if (o.compile && o.compile_modes.empty()) modes.push_back("default");
+    for (const auto& m : o.compile_modes) {
+        if (m.empty() || m == "eager" || m.find_first_of("/ ") != std::string::npos)
+            throw UsageError("--compile-mode " + m + " is not a torch.compile mode",
+                             "default, reduce-overhead, max-autotune or "
+                             "max-autotune-no-cudagraphs");
+        if (std::find(modes.begin(), modes.end(), m) == modes.end()) modes.push_back(m);
+    }
+    RunOptions run;
+    run.precision = o.precision;
+    run.tf32 = o.tf32;
+    run.python = o.python;
+    run.quiet = o.quiet;
+    run.timing.max_seconds = o.max_seconds;
+    CheckConfig config = make_config(run, device.label);
+    fs::path scratch;
+    schedule::EvaluatorOptions options =
+        make_evaluator_options(config, python, device, "kbench-baseline-", scratch);
+    auto log = make_logger(run);
+    options.log = log;
+    std::map<std::string, std::vector<json>> by_mode;
+    int failed = 0, timed = 0, kept = 0;
+    {
+        if (log) log("starting the judge (" + device.label + ")");
+        schedule::BuilderPool builds(
+            make_builder_options(run, options.env, options.policy, scratch / "work", log));
+        schedule::Evaluator evaluator(options, builds);
+        json hello = evaluator.judge_hello();
+        std::string hardware = evaluator.device_name();
+        if (!o.json) {
+            std::cout << fmt::format("{:<8} {:<48}", "problem", "name");
+            for (const auto& m : modes) std::cout << fmt::format(" {:>16}", m + " ms");
+            std::cout << "\n";
+        }
+        std::size_t done = 0;
+        for (const auto& p : problems) {
+            ++done;
+            std::string row =
+                fmt::format("{:<8} {:<48}", std::to_string(p.level) + "/" + std::to_string(p.id),
+                            p.name.substr(0, 48));
+            for (const auto& mode : modes) {
+                BaselineSetting setting{p.sha256, o.precision, config.tf32,
+                                        mode,     hello,       config.timing.to_json()};
+                json entry = o.force ? json(nullptr) : read_baseline(setting);
+                bool cached = !entry.is_null();
+                if (!cached) {
+                    if (log)
+                        log(fmt::format("[{}/{}] timing {} ({})", done, problems.size(), p.label(),
+                                        mode == "eager" ? "eager" : "torch.compile " + mode));
+                    try {
+                        protocol::BaselineTimed t = evaluator.baseline(
+                            schedule::problem_spec(p),
+                            {config.timing, true, mode == "eager" ? std::string() : mode},
+                            o.limit_s);
+                        entry = summary_ms(t.measured->samples_us);
+                        entry["converged"] = t.measured->converged;
+                        entry["compile_s"] = t.compile_s;
+                        entry["level"] = p.level;
+                        entry["id"] = p.id;
+                        entry["name"] = p.name;
+                        entry["hardware"] = hardware;
+                        entry["device"] = device.label;
+                        entry["precision_state"] = t.precision;
+                        entry["made_at"] = utc_now();
+                        write_baseline(setting, entry);
+                        ++timed;
+                    } catch (const std::exception& e) {  // this problem's, not the command's
+                        ++failed;
+                        if (o.json)
+                            std::cout << json{{"level", p.level},
+                                              {"problem_id", p.id},
+                                              {"name", p.name},
+                                              {"mode", mode},
+                                              {"error", e.what()}}
+                                             .dump()
+                                      << std::endl;
+                        else
+                            row += fmt::format(" {:>16}", "failed");
+                        if (log) log(p.label() + " (" + mode + ") failed: " + e.what());
+                        continue;
+                    }
+                } else {
+                    ++kept;
+                }
+                by_mode[mode].push_back(entry);
+                if (o.json) {
+                    json row = entry;
+                    row["mode"] = mode;
+                    row["cached"] = cached;
+                    std::cout << row.dump() << std::endl;
+                } else {
+                    row +=
+                        fmt::format(" {:>16}", fmt::format("{:.4f}{}", entry.value("mean_ms", 0.0),
+                                                           cached ? " (kept)" : ""));
+                }
+            }
+            if (!o.json) std::cout << row << std::endl;
+        }
+    }
+    std::error_code ignored;
+    fs::remove_all(scratch, ignored);
+    if (!o.out.empty())
+        for (const auto& [mode, entries] : by_mode) write_kernelbench_file(o.out, mode, entries);
+    if (!o.json) {
+        std::cout << fmt::format(
+            "{} problem(s), {} setting(s): {} timed now, {} kept from earlier (in {}), {} "
+            "failed\n",
+            problems.size(), modes.size(), timed, kept, baselines_dir().string(), failed);
+        if (!o.out.empty())
+            for (const auto& [mode, entries] : by_mode)
+                std::cout << "wrote " << (fs::path(o.out) / kernelbench_timing_file(mode)).string()
+                          << "\n";
+    }
+    return failed > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+Command add_baseline_command(CLI::App& app) {
+    auto o = std::make_shared<BaselineOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "baseline",
+        "Time reference programs alone (eager, and with --compile through torch.compile), each in "
+        "a fresh judge; kept per problem, precision, device and versions, and written as "
+        "KernelBench's results/timing files with -o");
+    add_selection_options(cmd, o->selection);
+    add_reference_options(cmd, o->device, o->precision, o->tf32);
+    cmd->add_flag("--compile", o->compile,
+                  "Also through torch.compile (mode default; --compile-mode for others)");
+    cmd->add_option("--compile-mode", o->compile_modes,
+                    "torch.compile modes to time (repeatable): default, reduce-overhead, "
+                    "max-autotune, ...");
+    cmd->add_option("-o,--out", o->out,
+                    "Folder for KernelBench's files: baseline_time_torch.json and "
+                    "baseline_time_torch_compile_inductor_<mode>.json (entries merged)");
+    cmd->add_option("--max-seconds", o->max_seconds, "Seconds of sampling at most a problem")
+        ->capture_default_str();
+    cmd->add_flag("--force", o->force, "Time again what is kept already");
+    cmd->add_option("--python", o->python, "Python with torch (default: $KBENCH_PYTHON, python3)");
+    cmd->add_flag("--json", o->json, "One JSON object a problem and setting");
+    cmd->add_flag("-q,--quiet", o->quiet, "No progress lines");
+    return [o] { return run_baselines(*o); };
+}
+
+}  // namespace kbench::cli
