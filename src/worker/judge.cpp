@@ -189,6 +189,16 @@ class Judge {
             // torch.compile's first call compiles (and, with max-autotune, benchmarks its
             // choices): that is its cost, kept apart from its time.
             auto start = std::chrono::steady_clock::now();
+            // Inductor's and Triton's caches in a folder of the judge's own (0700), not the
+            // shared temporary folder's default, where an earlier candidate could have put one.
+            py::module_ os = py::module_::import("os");
+            std::string caches = py::module_::import("tempfile")
+                                     .attr("mkdtemp")(py::arg("prefix") = "kbench-inductor-")
+                                     .cast<std::string>();
+            os.attr("environ")["TORCHINDUCTOR_CACHE_DIR"] = caches + "/inductor";
+            os.attr("environ")["TRITON_CACHE_DIR"] = caches + "/triton";
+            py::module_::import("atexit").attr("register")(
+                py::module_::import("shutil").attr("rmtree"), caches, true);
             model = py::module_::import("torch").attr("compile")(p.model,
                                                                  py::arg("mode") = request.compile);
             model(*sets[0]);
