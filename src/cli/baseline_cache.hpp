@@ -41,8 +41,10 @@ json kernelbench_timing_entry(const json& entry);
 std::string kernelbench_timing_file(const std::string& mode);
 
 // A results/timing-shaped table ({"level1": {"19_ReLU.py": {"mean": ms, ...}}}) of the kept
-// entries of one mode for the verdicts' problems, on their precision and device: the newest
-// entry of each problem. found counts the problems that have one.
+// entries of one mode for the verdicts' problems, timed with their protocol on their precision,
+// TF32 setting and device: the newest entry of each problem. Its "mean" is the statistic of the
+// verdicts' headline times (the median in strict mode), so that a speedup divides like by like.
+// found counts the problems that have one.
 json kept_baseline_table(const std::vector<Verdict>& verdicts, const std::string& mode, int* found);
 
 }  // namespace kbench::cli

@@ -160,7 +160,8 @@ BuildSupportState BuildSupport::make_or_check() {
         }
     }
     s.dir = dir;
-    s.digest = sha256_hex(manifest_text);
+    // The recipe too: a new wrapper may make byte-identical files and still build otherwise.
+    s.digest = sha256_hex(manifest_text + "\n" + o.recipe);
     return s;
 }
 

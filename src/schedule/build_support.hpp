@@ -32,7 +32,7 @@ struct BuildSupportOptions {
 
 struct BuildSupportState {
     fs::path dir;          // empty: none (builds go as written)
-    std::string digest;    // SHA-256 of its manifest
+    std::string digest;    // SHA-256 of its manifest and the recipe
     double made_s = 0;     // seconds this process spent making it (0: it was there)
     int files_hashed = 0;  // files this process hashed (0: their inodes were as last checked)
     std::string why_none;

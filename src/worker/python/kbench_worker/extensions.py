@@ -169,18 +169,34 @@ def light_header(texts, include):
     return "\n".join(lines) + "\n" + _TORCH_NAMESPACE
 
 
+# What the light header would give another meaning: pybind11, and the factories PyTorch's
+# torch/types.h defines in namespace torch itself (torch::tensor infers its dtype from an
+# initializer list; the factories take requires_grad), which it would resolve to ATen's.
+_OWN_HEADER = re.compile(r"pybind11|PYBIND11|py::|requires_grad|\btorch\s*::\s*tensor\s*\(")
+
+
+def _needs_pytorchs_own_header(text):
+    return bool(_OWN_HEADER.search(text))
+
+
+# One header, so that a file including both includes it once.
+_EXTENSION_H = "#pragma once\n#include <torch/types.h>\n"
+
+
 def _light_folder(texts):
     """A folder whose torch/types.h and torch/extension.h are the light header of texts, under
     the process's temporary folder, named by the header's hash (made once, atomically)."""
     text = light_header(texts, _aten_include())
+    both = text + _EXTENSION_H
     folder = os.path.join(tempfile.gettempdir(),
-                          "kbench-light-" + hashlib.sha256(text.encode()).hexdigest()[:20])
+                          "kbench-light-" + hashlib.sha256(both.encode()).hexdigest()[:20])
     if not os.path.isdir(folder):
         making = tempfile.mkdtemp(prefix="kbench-light-making-")
         os.makedirs(os.path.join(making, "torch"))
-        for name in ("types.h", "extension.h"):
-            with open(os.path.join(making, "torch", name), "w") as f:
-                f.write(text)
+        with open(os.path.join(making, "torch", "types.h"), "w") as f:
+            f.write(text)
+        with open(os.path.join(making, "torch", "extension.h"), "w") as f:
+            f.write(_EXTENSION_H)
         try:
             os.rename(making, folder)
         except OSError:  # made meanwhile by another build
@@ -200,10 +216,15 @@ def _shortcuts(arguments, inline, support):
         shortcut["extra_cflags"] = ["-include", header] + list(arguments.get("extra_cflags") or [])
         added.append("precompiled torch/extension.h")
     texts = _cuda_texts(arguments)
-    if texts and not any("pybind11" in t or "PYBIND11" in t or "py::" in t for t in texts):
-        shortcut["extra_cuda_cflags"] = ["-I" + _light_folder(texts)] + list(
-            arguments.get("extra_cuda_cflags") or [])
-        added.append("a torch/types.h of the operators it calls in CUDA files")
+    if texts and not any(_needs_pytorchs_own_header(t) for t in texts):
+        try:
+            folder = _light_folder(texts)
+        except OSError:  # nowhere to write it: PyTorch's header
+            folder = ""
+        if folder:
+            shortcut["extra_cuda_cflags"] = ["-I" + folder] + list(
+                arguments.get("extra_cuda_cflags") or [])
+            added.append("a torch/types.h of the operators it calls in CUDA files")
     return shortcut, added
 
 
