@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <ctime>
 #include <iostream>
 
@@ -48,27 +47,14 @@ std::string utc_now() {
     return text;
 }
 
-// Mean, spread and count of a measurement, in milliseconds.
-json summary_ms(const std::vector<double>& us) {
-    double n = double(us.size());
-    double mean = 0;
-    for (double x : us) mean += x;
-    mean /= std::max(n, 1.0);
-    double var = 0;
-    for (double x : us) var += (x - mean) * (x - mean);
-    double sd = us.size() > 1 ? std::sqrt(var / (n - 1)) : 0.0;
-    std::vector<double> sorted = us;
-    std::sort(sorted.begin(), sorted.end());
-    double median = sorted.empty() ? 0.0
-                    : sorted.size() % 2
-                        ? sorted[sorted.size() / 2]
-                        : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
-    return {{"mean_ms", mean / 1000},
-            {"std_ms", sd / 1000},
-            {"min_ms", sorted.empty() ? 0.0 : sorted.front() / 1000},
-            {"max_ms", sorted.empty() ? 0.0 : sorted.back() / 1000},
-            {"median_ms", median / 1000},
-            {"num_trials", us.size()}};
+// Mean, spread and count of a measurement, in milliseconds (the standard deviation the
+// population's, numpy's default, as KernelBench's files have it).
+json summary_ms(const protocol::Measured& measured) {
+    TimingResult t = measured.summary();
+    return {{"mean_ms", t.mean_us / 1000},     {"std_ms", t.std_us / 1000},
+            {"min_ms", t.min_us / 1000},       {"max_ms", t.max_us / 1000},
+            {"median_ms", t.median_us / 1000}, {"num_trials", t.n},
+            {"converged", t.converged}};
 }
 
 // KernelBench's file in dir for mode, with these problems' entries put in (others kept).
@@ -151,8 +137,7 @@ int run_baselines(const BaselineOptions& o) {
                             schedule::problem_spec(p),
                             {config.timing, true, mode == "eager" ? std::string() : mode},
                             o.limit_s);
-                        entry = summary_ms(t.measured->samples_us);
-                        entry["converged"] = t.measured->converged;
+                        entry = summary_ms(*t.measured);
                         entry["compile_s"] = t.compile_s;
                         entry["level"] = p.level;
                         entry["id"] = p.id;
