@@ -74,9 +74,14 @@ void add_run_options(CLI::App* cmd, RunOptions& o) {
     cmd->add_option("--max-seconds", o.timing.max_seconds, "Seconds of sampling at most")
         ->capture_default_str();
     cmd->add_flag("--rounds,!--no-rounds", o.timing.alternate,
-                  "Time the baseline in rounds alternating with the candidate's requests, the "
-                  "speedup's interval over rounds (not yet the default: see docs/STATUS.md); "
-                  "--no-rounds: apart");
+                  "Time the baseline in rounds, its requests served by a sandbox of the "
+                  "reference's own and alternating with the candidate's, the speedup's interval "
+                  "over rounds (the default); --no-rounds: apart, in the judge");
+    cmd->add_option("--rounds-systematic", o.timing.rounds_systematic,
+                    "With rounds: the relative standard deviation between two sandboxes of the "
+                    "same code that rounds cannot average out, added to the speedup's interval")
+        ->check(CLI::Range(0.0, 0.5))
+        ->capture_default_str();
     cmd->add_option("--target-ci", o.timing.target_rel_halfwidth,
                     "Stop when the 95% interval's relative half-width is under this fraction (the "
                     "median's; the speedup's over rounds with --rounds)")

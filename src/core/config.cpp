@@ -80,7 +80,8 @@ json TimingConfig::to_json() const {
                 {"kb_trials", kb_trials},
                 {"kb_discard_first", kb_discard_first},
                 {"kb_flush_bytes", kb_flush_bytes},
-                {"alternate", alternate}};
+                {"alternate", alternate},
+                {"rounds_systematic", rounds_systematic}};
 }
 
 TimingConfig TimingConfig::from_json(const json& j) {
@@ -89,6 +90,7 @@ TimingConfig TimingConfig::from_json(const json& j) {
     c.protocol = parse_mode(f.text("protocol"));
     // Settings stored before rounds existed timed the baseline apart.
     c.alternate = j.value("alternate", false);
+    c.rounds_systematic = j.value("rounds_systematic", 0.0);
     c.min_samples = f.small("min_samples");
     c.max_samples = f.small("max_samples");
     c.max_seconds = f.real("max_seconds");

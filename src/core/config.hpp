@@ -60,10 +60,14 @@ struct TimingConfig {
     int warmup_max = 200;
     double warmup_max_seconds = 2.0;
     double warmup_tolerance = 0.05;
-    // strict: the baseline timed in rounds alternating with the candidate's requests (false:
-    // apart, its samples against the candidate's as if independent). Off by default until it
-    // has been measured on a GPU (docs/STATUS.md).
-    bool alternate = false;
+    // kbench's protocol: the baseline timed in rounds, its requests served by a sandbox of the
+    // reference's own and alternating with the candidate's (false: apart, in the judge, its
+    // samples against the candidate's as if independent).
+    bool alternate = true;
+    // With rounds: what two sandboxes running the same code differ by within one evaluation and
+    // no number of rounds averages out (one standard deviation, relative; measured with
+    // identity candidates, README "Timing"); the speedup's interval includes it.
+    double rounds_systematic = 0.003;
     // kernelbench: the reference harness's fixed protocol.
     int kb_warmup = 3;
     int kb_trials = 100;

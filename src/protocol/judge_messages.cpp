@@ -71,13 +71,14 @@ json AttachRequest::to_json() const {
                 {"limit_s", real_json(limit_s)},
                 {"call_factor", real_json(call_factor)},
                 {"call_floor_s", real_json(call_floor_s)},
-                {"first_call_s", real_json(first_call_s)}};
+                {"first_call_s", real_json(first_call_s)},
+                {"reference", reference}};
 }
 
 AttachRequest AttachRequest::from_json(const json& j) {
     Fields f(j, "attach request");
-    return {f.integer("sandbox_pid"), f.real("limit_s"), f.real("call_factor"),
-            f.real("call_floor_s"), f.real("first_call_s")};
+    return {f.integer("sandbox_pid"), f.real("limit_s"),      f.real("call_factor"),
+            f.real("call_floor_s"),   f.real("first_call_s"), f.flag("reference")};
 }
 
 json Overhead::to_json() const {
@@ -101,12 +102,14 @@ SandboxAttached SandboxAttached::from_json(const json& j) {
 }
 
 json LoadRequest::to_json() const {
-    return json{{"candidate_file", candidate_file}, {"limit_s", real_json(limit_s)}};
+    return json{{"candidate_file", candidate_file},
+                {"limit_s", real_json(limit_s)},
+                {"reference", reference}};
 }
 
 LoadRequest LoadRequest::from_json(const json& j) {
     Fields f(j, "load request");
-    return {f.text("candidate_file"), f.real("limit_s")};
+    return {f.text("candidate_file"), f.real("limit_s"), f.flag("reference")};
 }
 
 json CorrectnessRequest::to_json() const {

@@ -57,6 +57,9 @@ struct AttachRequest {
     double call_factor = 0;
     double call_floor_s = 0;
     double first_call_s = 0;
+    // The reference's own sandbox, beside the candidate's, which serves the baseline's requests
+    // in rounds (kbench's protocol, --rounds); false: the candidate's.
+    bool reference = false;
 
     json to_json() const;
     static AttachRequest from_json(const json& j);
@@ -83,6 +86,7 @@ struct LoadRequest {
     static constexpr Op kOp = Op::load;
     std::string candidate_file;
     double limit_s = 0;
+    bool reference = false;  // for the reference's own sandbox (AttachRequest)
 
     json to_json() const;
     static LoadRequest from_json(const json& j);
@@ -143,8 +147,9 @@ struct CandidateTimed {
     std::string failure;              // a checked call's failure; empty when all passed
     json arbitration;                 // checked calls judged at a wider precision, or null
     json kernels;                     // the kernels the sandbox ran meanwhile, or null
-    // kbench's protocol: the baseline timed in blocks alternating with the candidate's requests,
-    // and each round's ratio (the baseline block's median over the candidate block's).
+    // kbench's protocol with rounds: the baseline, timed in its own sandbox in requests
+    // alternating with the candidate's, and each round's ratio (the median of the baseline's
+    // samples in the round over the candidate's).
     std::optional<Measured> baseline;
     std::vector<double> round_ratios;
 

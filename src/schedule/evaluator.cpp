@@ -1,6 +1,7 @@
 #include "schedule/evaluator.hpp"
 
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <set>
 
@@ -321,7 +322,6 @@ Verdict Evaluator::evaluate_once(const ProblemSpec& problem, const CandidateSpec
 }
 
 void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& candidate, Verdict& v) {
-    (void)problem;
     const CheckConfig& c = options_.config;
     fs::path scratch = options_.scratch_dir / ("sandbox-" + std::to_string(++sandbox_count_));
     fs::create_directories(scratch);
@@ -352,10 +352,41 @@ void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& cand
     for (const auto& flag : integrity::health_flags(v.problem_health))
         context.constant_output = context.constant_output || flag == "constant_output";
 
+    // Rounds (kbench's protocol): the baseline's requests go to a sandbox of the reference's own,
+    // started once the candidate is to be timed, under the same confinement as the candidate's,
+    // so that both sides take the same path to the GPU.
+    fs::path reference_scratch;
+    std::optional<SandboxProcess> reference;
+    if (c.measure && c.timing.alternate && c.timing.protocol != Mode::kernelbench) {
+        reference_scratch = scratch.string() + "-reference";
+        context.reference_file = (reference_scratch / "reference.py").string();
+        context.start_reference = [&, this]() -> std::pair<int, std::int64_t> {
+            fs::create_directories(reference_scratch);
+            // The reference as a candidate: its Model serves as ModelNew.
+            write_file_atomic(reference_scratch / "reference.py",
+                              problem.code + "\n\nModelNew = Model\n");
+            std::map<std::string, std::string> reference_env = {
+                {"TORCH_EXTENSIONS_DIR", (reference_scratch / "torch_extensions").string()},
+                {"TRITON_CACHE_DIR", (reference_scratch / "triton").string()},
+                {"HOME", reference_scratch.string()},
+                {"TMPDIR", reference_scratch.string()},
+                {"USER", "kbench-sandbox"},
+                {"HF_HUB_OFFLINE", "1"}};
+            options_.policy.hand_over(reference_scratch, options_.scratch_dir);
+            reference.emplace(zygote(),
+                              SandboxProcess::Options{"sandbox", options_.env.device_kind,
+                                                      reference_scratch, reference_env,
+                                                      options_.policy.lockdown(reference_scratch)});
+            return {reference->take_control(), std::int64_t(reference->pid())};
+        };
+    }
+
     run_pipeline(context, sandbox.take_control(), sandbox.pid(), file.string());
+    if (reference) reference->finish();
     if (v.status == Status::correct) builds_.keep_run_time_builds(builds_.key(candidate), scratch);
     std::error_code ignored;
     fs::remove_all(scratch, ignored);
+    if (!reference_scratch.empty()) fs::remove_all(reference_scratch, ignored);
 }
 
 }  // namespace kbench::schedule

@@ -181,7 +181,28 @@ PhaseOutcome correctness_phase(PhaseContext& c) {
     return Decision{Status::incorrect, r.failure};
 }
 
+// The reference's own sandbox beside the candidate's, for rounds. Whatever fails there is
+// kbench's, not the candidate's: an infra_error.
+static PhaseOutcome attach_reference(PhaseContext& c) {
+    auto [socket, pid] = c.start_reference();
+    const PhaseLimits& l = c.config.limits;
+    auto harness = [&](const protocol::Fault& f) {
+        return decide_fault({protocol::FaultKind::harness,
+                             "the reference's own sandbox (the baseline of rounds): " + f.message},
+                            "timing", c);
+    };
+    auto attached = c.judge.attach(
+        {pid, l.load_s, l.call_factor, l.call_floor_s, l.first_call_s, true}, socket);
+    if (!attached.ok()) return harness(*attached.fault);
+    auto loaded = c.judge.load({c.reference_file, l.load_s, true});
+    if (!loaded.ok()) return harness(*loaded.fault);
+    return std::nullopt;
+}
+
 PhaseOutcome timing_phase(PhaseContext& c) {
+    if (c.config.timing.alternate && c.config.timing.protocol != Mode::kernelbench &&
+        c.start_reference)
+        if (auto o = attach_reference(c)) return o;
     std::vector<std::string> threads_before = c.sandbox.threads();
     auto reply = c.judge.timing({c.config.timing, c.config.limits.timing_s});
     if (!reply.ok()) return decide_fault(*reply.fault, "timing", c);
@@ -241,7 +262,7 @@ PhaseOutcome baseline_phase(PhaseContext& c) {
     if (rounds) {
         // Timed in alternating rounds with the candidate: drift hits both sides of each ratio.
         c.verdict.baseline = c.round_baseline->summary();
-        estimate = score::speedup_over_rounds(c.round_ratios);
+        estimate = score::speedup_over_rounds(c.round_ratios, c.config.timing.rounds_systematic);
         c.verdict.speedup_rounds = int(c.round_ratios.size());
     } else {
         if (!reply.value->measured)

@@ -31,6 +31,11 @@ struct PhaseContext {
     integrity::KernelTable kernels = {};    // what ran, phase after phase
     json gpu_entry = nullptr;               // the device's peak rates, or null
     bool constant_output = false;           // the problem's output ignores its inputs
+    // kbench's protocol with rounds: starts the reference's own sandbox (its control socket,
+    // which the caller hands on, and its pid) and names the file that holds the reference as a
+    // candidate; none where the caller cannot (the baseline is then timed apart).
+    std::function<std::pair<int, std::int64_t>()> start_reference = {};
+    std::string reference_file = {};
 };
 
 struct Decision {

@@ -69,7 +69,7 @@ double t_975(int df) {
            (5 * std::pow(z, 5) + 16 * z * z * z + 3 * z) / (96 * n * n);
 }
 
-SpeedupEstimate speedup_over_rounds(const std::vector<double>& round_ratios) {
+SpeedupEstimate speedup_over_rounds(const std::vector<double>& round_ratios, double systematic) {
     if (round_ratios.size() < 2)
         throw std::invalid_argument("speedup over rounds: at least two rounds are needed");
     std::vector<double> logs;
@@ -83,6 +83,8 @@ SpeedupEstimate speedup_over_rounds(const std::vector<double>& round_ratios) {
     double ss = 0;
     for (double l : logs) ss += (l - mean) * (l - mean);
     double half = t_975(int(logs.size()) - 1) * std::sqrt(ss / (n - 1)) / std::sqrt(n);
+    double fixed = 1.959963984540054 * std::log1p(std::max(0.0, systematic));
+    half = std::sqrt(half * half + fixed * fixed);
     return {std::exp(mean), std::exp(mean - half), std::exp(mean + half)};
 }
 

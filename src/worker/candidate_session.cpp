@@ -1,9 +1,13 @@
 #include "worker/candidate_session.hpp"
 
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+
 #include <cstdlib>
+#include <cstring>
+#include <optional>
 
 #include "core/fields.hpp"
 #include "sandbox/lockdown.hpp"
@@ -29,46 +33,14 @@ struct CheckedCallFailed {
 
 }  // namespace
 
-// The baseline's side of alternating rounds: the reference in the judge, on the inputs the
-// baseline is timed on (baseline_inputs), one sample a call under kbench's protocol.
-class ReferenceBlocks : public timing::LocalCalls {
-  public:
-    ReferenceBlocks(ReferenceProblem& p, const Device& device)
-        : p_(p),
-          timer_(make_timing_device(device, 0)),
-          sampler_(*timer_),
-          sets_(baseline_inputs(p, device, false)) {
-        if (sets_.empty()) throw std::runtime_error("the reference has no inputs to be timed on");
-    }
-
-    std::vector<double> run(int count) override {
-        std::vector<double> out;
-        py::object model = p_.model;
-        auto call = [&](std::size_t i) { model(*sets_[i % sets_.size()]); };
-        for (int i = 0; i < count; ++i) {
-            bool outside = false;
-            out.push_back(sampler_.sample(call, calls_++, &outside));
-            if (outside) ++outside_;
-        }
-        return out;
-    }
-    std::size_t calls() const { return calls_; }
-    int outside_stream_samples() const { return outside_; }
-
-  private:
-    ReferenceProblem& p_;
-    std::unique_ptr<timing::TimingDevice> timer_;
-    timing::ColdSampler sampler_;
-    std::vector<py::tuple> sets_;
-    std::size_t calls_ = 0;
-    int outside_ = 0;
-};
-
 // The timed requests of one measurement: fresh inputs for every call (strict), a secret share
 // of them checked against the reference, every output plain.
 class TimedCalls : public timing::RemoteCalls {
   public:
-    explicit TimedCalls(CandidateSession& s) : s_(s) {}
+    // judged: whether a checked call that fails decides anything (the candidate's); the
+    // reference's own sandbox has its calls checked all the same, so that the judge's work between
+    // requests is the same on both sides, but what is found there is kbench's business.
+    explicit TimedCalls(CandidateSession& s, bool judged = true) : s_(s), judged_(judged) {}
 
     timing::RequestRecord run(std::size_t first, int count) override {
         ReferenceProblem& p = s_.p_;
@@ -94,7 +66,7 @@ class TimedCalls : public timing::RemoteCalls {
                                           : "timed calls " + std::to_string(first) + "-" +
                                                 std::to_string(first + std::size_t(count) - 1));
         Exchange::Outcome outcome = s_.exchange_.run(calls, true, false, false);
-        check_signals(s_.sandbox_pid_);
+        check_signals(s_.blamed_pid());
         claims_ = outcome.done.results;
         timing::RequestRecord record;
         record.wall_us = outcome.wall_us;
@@ -118,6 +90,8 @@ class TimedCalls : public timing::RemoteCalls {
 
     std::uint64_t checked() const { return checked_; }
     const CandidateSession::Arbitration& arbitration() const { return arbitration_; }
+    // Not judged: the first checked call that missed the judge's reference.
+    const std::string& reference_failure() const { return reference_failure_; }
 
   private:
     struct Pending {
@@ -149,6 +123,10 @@ class TimedCalls : public timing::RemoteCalls {
         CompareResult stats;
         std::string failure =
             s_.check_call(position, *pending.inputs, reference, claims_of(position), where, &stats);
+        if (!judged_) {
+            if (!failure.empty() && reference_failure_.empty()) reference_failure_ = failure;
+            return;
+        }
         if (!failure.empty() && s_.p_.strict && stats.values_compared)
             failure =
                 s_.arbitrate(position, *pending.inputs, reference, where, failure, arbitration_);
@@ -160,10 +138,114 @@ class TimedCalls : public timing::RemoteCalls {
     }
 
     CandidateSession& s_;
+    bool judged_ = true;
+    std::string reference_failure_;
     std::vector<Pending> last_;
     std::vector<protocol::CallResult> claims_;  // the last request's
     std::uint64_t checked_ = 0;
     CandidateSession::Arbitration arbitration_;
+};
+
+// CPU time of a sandbox's processes (its own and those it started, live or reaped), from
+// /proc/<pid>/stat: whatever work one side does while the other side's requests are timed.
+class TreeCpu {
+  public:
+    explicit TreeCpu(pid_t root) : root_(root) { refresh(); }
+
+    // Looks for processes started since.
+    void refresh() {
+        pids_ = {root_};
+        for (const auto& [pid, name] : sandbox::descendants_of(root_)) pids_.push_back(pid);
+    }
+
+    double seconds() const {
+        static const double tick = double(::sysconf(_SC_CLK_TCK));
+        double total = 0;
+        for (pid_t pid : pids_) total += ticks_of(pid);
+        return total / tick;
+    }
+
+  private:
+    static double ticks_of(pid_t pid) {
+        std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+        if (!f) return 0;
+        char text[1024];
+        std::size_t got = std::fread(text, 1, sizeof text - 1, f);
+        std::fclose(f);
+        text[got] = 0;
+        // After the command's closing parenthesis: state (field 3) ... utime, stime, cutime,
+        // cstime (fields 14-17).
+        const char* at = std::strrchr(text, ')');
+        if (!at) return 0;
+        double field[18] = {};
+        int n = 3;
+        for (const char* c = at + 2; *c && n <= 17;) {
+            char* end = nullptr;
+            double value = std::strtod(c, &end);
+            if (end == c) {  // the state letter
+                while (*c && *c != ' ') ++c;
+            } else {
+                field[n] = value;
+                c = end;
+            }
+            ++n;
+            while (*c == ' ') ++c;
+        }
+        return field[14] + field[15] + field[16] + field[17];
+    }
+
+    pid_t root_;
+    std::vector<pid_t> pids_;
+};
+
+// One side's requests, with the CPU time the other side's processes used meanwhile.
+class WatchedCalls : public timing::RemoteCalls {
+  public:
+    WatchedCalls(timing::RemoteCalls& calls, pid_t other) : calls_(calls), other_(other) {}
+
+    timing::RequestRecord run(std::size_t first, int count) override {
+        if (++requests_ % 32 == 0) other_.refresh();
+        double before = other_.seconds();
+        timing::RequestRecord r = calls_.run(first, count);
+        other_cpu_s_ += std::max(0.0, other_.seconds() - before);
+        wall_s_ += r.wall_us * 1e-6;
+        return r;
+    }
+    bool has_stream_clock() const override { return calls_.has_stream_clock(); }
+
+    double other_cpu_s() const { return other_cpu_s_; }
+    double wall_s() const { return wall_s_; }
+
+  private:
+    timing::RemoteCalls& calls_;
+    TreeCpu other_;
+    long requests_ = 0;
+    double other_cpu_s_ = 0;
+    double wall_s_ = 0;
+};
+
+// The reference's own sandbox, timed as the baseline: what goes wrong there is not the
+// candidate's doing (kbench's, as far as the verdict goes), but for a signal the candidate's
+// process sent meanwhile.
+class ReferenceCalls : public timing::RemoteCalls {
+  public:
+    explicit ReferenceCalls(CandidateSession& reference) : calls_(reference, false) {}
+
+    timing::RequestRecord run(std::size_t first, int count) override {
+        try {
+            return calls_.run(first, count);
+        } catch (const FaultError& e) {
+            if (e.rule() == "signalled_kbench") throw;
+            throw FaultError(FaultKind::harness,
+                             "the reference, timed in a sandbox of its own as the baseline: " +
+                                 std::string(e.what()));
+        }
+    }
+    bool has_stream_clock() const override { return calls_.has_stream_clock(); }
+    const TimedCalls& calls() const { return calls_; }
+
+  private:
+    TimedCalls calls_;
 };
 
 CandidateSession::CandidateSession(ReferenceProblem& problem, const Device& device, int fd,
@@ -295,7 +377,7 @@ void CandidateSession::load(const protocol::LoadRequest& request) {
     }
     device_.synchronize();
     exchange_.request<protocol::Empty>(load, fds);
-    check_signals(sandbox_pid_);
+    check_signals(blamed_pid());
     processes_at_load_ = sandbox::descendants_of(sandbox_pid_).size();
 }
 
@@ -450,7 +532,8 @@ std::string CandidateSession::arbitrate(std::size_t position, const CallInputs& 
     return "";
 }
 
-protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest& request) {
+protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest& request,
+                                                  CandidateSession* reference) {
     exchange_.set_deadline(request.limit_s, "timing");
     // The reference harness's protocol flushes with a buffer of its own size.
     if (request.timing.protocol == Mode::kernelbench)
@@ -462,14 +545,27 @@ protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest&
     // against the protocol's own cost), so that the clock check is tight.
     double target_us = device_.is_cuda() ? 1000 : 2000;
     timing::RemoteMeasurement measured;
-    // kbench's protocol alternates the baseline's blocks with the candidate's requests; the
-    // reference harness's protocol times the baseline apart, as it does.
-    std::unique_ptr<ReferenceBlocks> baseline;
-    if (request.timing.protocol != Mode::kernelbench && request.timing.alternate)
-        baseline = std::make_unique<ReferenceBlocks>(p_, device_);
+    // kbench's protocol alternates the baseline's requests, served by the reference's own
+    // sandbox, with the candidate's; the reference harness's protocol times the baseline apart,
+    // as it does.
+    std::unique_ptr<ReferenceCalls> reference_calls;
+    // Each side's requests watched for work of the other side's processes meanwhile.
+    std::unique_ptr<WatchedCalls> watched_reference, watched_candidate;
+    std::optional<timing::RemoteBaseline> baseline;
+    timing::RemoteCalls* candidate_calls = &calls;
+    if (reference && request.timing.protocol != Mode::kernelbench && request.timing.alternate) {
+        reference->exchange_.set_deadline(request.limit_s, "timing the reference");
+        reference->scale_deadlines();
+        reference_calls = std::make_unique<ReferenceCalls>(*reference);
+        watched_reference = std::make_unique<WatchedCalls>(*reference_calls, sandbox_pid_);
+        watched_candidate = std::make_unique<WatchedCalls>(calls, reference->sandbox_pid_);
+        candidate_calls = watched_candidate.get();
+        baseline.emplace(timing::RemoteBaseline{*watched_reference, reference->overhead_,
+                                                reference->max_batch_});
+    }
     try {
-        measured = timing::measure_remote(calls, request.timing, overhead_, max_batch_, target_us,
-                                          baseline.get());
+        measured = timing::measure_remote(*candidate_calls, request.timing, overhead_, max_batch_,
+                                          target_us, baseline ? &*baseline : nullptr);
         if (std::getenv("KBENCH_DEBUG_CLOCK"))
             std::fprintf(stderr, "kbench judge: overhead %.1f + %.1f us/call, spread %.1f us; %s\n",
                          overhead_.fixed_us, overhead_.per_call_us, overhead_.spread_us,
@@ -482,6 +578,44 @@ protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest&
         if (calls.arbitration().trials > 0) out.arbitration = calls.arbitration().to_json(p_);
         return out;
     }
+    if (reference_calls) {
+        if (!reference_calls->calls().reference_failure().empty())
+            throw FaultError(FaultKind::harness,
+                             "the reference in its own sandbox gave other outputs than in the "
+                             "judge on a timed call: " +
+                                 reference_calls->calls().reference_failure());
+        // The candidate's processes must not work while the baseline is timed (it would slow
+        // the baseline, and the speedup would be the candidate's doing): beyond a tenth of the
+        // baseline's time, and clearly beyond what the reference's process did meanwhile.
+        double beside = watched_reference->other_cpu_s();
+        double reference_beside = watched_candidate->other_cpu_s();
+        double base_wall = watched_reference->wall_s();
+        if (std::getenv("KBENCH_DEBUG_CLOCK"))
+            std::fprintf(stderr,
+                         "kbench judge: CPU beside the baseline %.3f s (its requests %.3f s), "
+                         "beside the candidate %.3f s (its requests %.3f s)\n",
+                         beside, base_wall, reference_beside, watched_candidate->wall_s());
+        if (beside > 0.1 * base_wall && beside > 3 * reference_beside + 0.02) {
+            char text[400];
+            std::snprintf(text, sizeof text,
+                          "the candidate's processes used %.3f s of CPU time while the "
+                          "baseline's requests were timed (%.3f s), the reference's %.3f s while "
+                          "the candidate's were: work beside the baseline slows it",
+                          beside, base_wall, reference_beside);
+            if (p_.strict) throw FaultError(FaultKind::integrity, text, "work_beside_baseline");
+            out.findings.push_back({"work_beside_baseline", "warn", text});
+        }
+        // Its kernel records are read, so that both sandboxes did the same work; they are not
+        // the candidate's.
+        if (device_.is_cuda()) {
+            try {
+                reference->kernels();
+            } catch (const FaultError& e) {
+                throw FaultError(FaultKind::harness,
+                                 "the reference's own sandbox: " + std::string(e.what()));
+            }
+        }
+    }
     out.checked_calls = calls.checked();
     if (calls.arbitration().trials > 0) out.arbitration = calls.arbitration().to_json(p_);
     out.kernels = kernels();
@@ -491,9 +625,9 @@ protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest&
     if (baseline && !measured.baseline_us.empty()) {
         out.baseline = protocol::Measured{measured.baseline_us,
                                           m.converged,
-                                          0,
-                                          baseline->calls(),
-                                          baseline->outside_stream_samples(),
+                                          measured.baseline_warmup_calls,
+                                          measured.baseline_calls,
+                                          measured.baseline_outside_stream_samples,
                                           "median"};
         out.round_ratios = measured.round_ratios;
     }

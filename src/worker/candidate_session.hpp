@@ -32,10 +32,17 @@ class CandidateSession {
         first_call_s_ = first_s;
     }
     protocol::CorrectnessChecked correctness(const protocol::CorrectnessRequest& request);
-    protocol::CandidateTimed timing(const protocol::TimingRequest& request);
+    // With the reference's own sandbox (a session of its own, loaded with the reference) and
+    // kbench's protocol with rounds: the baseline's requests alternate with the candidate's.
+    protocol::CandidateTimed timing(const protocol::TimingRequest& request,
+                                    CandidateSession* reference = nullptr);
     void detach();
 
     pid_t sandbox_pid() const { return sandbox_pid_; }
+    // The process a signal to the judge is charged to while this session runs: its own, or for
+    // the reference's session, the candidate's beside it.
+    pid_t blamed_pid() const { return blamed_pid_ > 0 ? blamed_pid_ : sandbox_pid_; }
+    void blame(pid_t pid) { blamed_pid_ = pid; }
 
   private:
     friend class TimedCalls;
@@ -85,6 +92,7 @@ class CandidateSession {
     Exchange exchange_;
     KeyedSeeds keys_;
     pid_t sandbox_pid_;
+    pid_t blamed_pid_ = 0;
     timing::RequestOverhead overhead_;
     int max_batch_ = 1;
 };

@@ -74,15 +74,17 @@ class Judge {
                 case Op::attach:
                     return protocol::reply_json(
                         attach(protocol::AttachRequest::from_json(body), fds));
-                case Op::load:
-                    session().load(protocol::LoadRequest::from_json(body));
+                case Op::load: {
+                    auto request = protocol::LoadRequest::from_json(body);
+                    (request.reference ? reference_session() : session()).load(request);
                     return protocol::reply_json(protocol::Empty{});
+                }
                 case Op::correctness:
                     return protocol::reply_json(
                         session().correctness(protocol::CorrectnessRequest::from_json(body)));
                 case Op::timing:
-                    return protocol::reply_json(
-                        session().timing(protocol::TimingRequest::from_json(body)));
+                    return protocol::reply_json(session().timing(
+                        protocol::TimingRequest::from_json(body), reference_.get()));
                 case Op::detach:
                     detach();
                     return protocol::reply_json(protocol::Empty{});
@@ -143,9 +145,15 @@ class Judge {
         return *session_;
     }
 
+    CandidateSession& reference_session() {
+        if (!reference_) throw ProtocolError("no sandbox for the reference attached");
+        return *reference_;
+    }
+
     protocol::SandboxAttached attach(const protocol::AttachRequest& request,
                                      std::vector<int>& fds) {
         if (fds.size() != 1) throw ProtocolError("attach needs the sandbox's socket");
+        if (request.reference) return attach_reference(request, fds);
         detach();
         for (const ReceivedSignal& s : take_signals()) obey(s);  // none of this sandbox's doing
         int socket = fds[0];
@@ -158,7 +166,32 @@ class Judge {
         return session_->attach(request.limit_s);
     }
 
+    // The reference's own sandbox, beside the candidate's: it serves the baseline's requests in
+    // rounds alternating with the candidate's. No candidate code runs there; a signal that
+    // reaches the judge meanwhile is the candidate's.
+    protocol::SandboxAttached attach_reference(const protocol::AttachRequest& request,
+                                               std::vector<int>& fds) {
+        if (!session_) throw ProtocolError("the reference's sandbox comes after the candidate's");
+        int socket = fds[0];
+        fds.clear();
+        if (reference_) reference_->detach();
+        reference_ = std::make_unique<CandidateSession>(problem(), device_, socket,
+                                                        pid_t(request.sandbox_pid));
+        reference_->blame(watched_);
+        reference_->set_call_limits(request.call_factor, request.call_floor_s,
+                                    request.first_call_s);
+        return reference_->attach(request.limit_s);
+    }
+
     void detach() {
+        if (reference_) {
+            try {
+                reference_->detach();
+            } catch (const std::exception&) {
+                // kbench ends that process itself
+            }
+        }
+        reference_.reset();
         if (session_) session_->detach();
         session_.reset();
         // The arbiter's copy of the model goes back with the candidate that needed it.
@@ -353,6 +386,7 @@ class Judge {
     Device device_;
     std::unique_ptr<ReferenceProblem> problem_;
     std::unique_ptr<CandidateSession> session_;
+    std::unique_ptr<CandidateSession> reference_;  // the reference's own sandbox, for rounds
     pid_t watched_ = 0;
 };
 

@@ -160,4 +160,30 @@ class ModelNew(nn.Module):
     EXPECT_NE(v.dump().find("SIGUSR1"), std::string::npos) << v.dump(2);
 }
 
+// Rounds: the baseline's requests go to a sandbox of the reference's own, alternating with the
+// candidate's; a candidate that is the reference itself gets a speedup about 1 over at least five
+// rounds, and the baseline comes from the same rounds (as many requests of each side).
+TEST_F(Trust, RoundsTimeTheBaselineInASandboxOfItsOwn) {
+    std::string candidate = (dir_ / "identity.py").string();
+    {
+        std::ifstream in(kReference);
+        std::ofstream out(candidate);
+        out << in.rdbuf() << "\n\nclass ModelNew(Model):\n    pass\n";
+    }
+    std::string command = quote(KBENCH_BINARY) +
+                          " check --device cpu --json --policy permissive --rounds "
+                          "--max-seconds 2 --python " +
+                          quote(KBENCH_TEST_PYTHON) + " --cache-dir " + quote(KBENCH_TEST_CACHE) +
+                          " " + quote(kReference) + " " + quote(candidate);
+    auto r = run_command(command);
+    json v = first_verdict(r.out);
+    ASSERT_TRUE(v.is_object()) << r.err;
+    ASSERT_EQ(v["status"], "correct") << v.dump(2);
+    EXPECT_GE(v["speedup_rounds"].get<int>(), 5) << v.dump(2);
+    double speedup = v["speedup"].get<double>();
+    EXPECT_GT(speedup, 0.5);
+    EXPECT_LT(speedup, 2.0);
+    EXPECT_GT(v["baseline"]["n"].get<int>(), 0) << v["baseline"].dump();
+}
+
 }  // namespace

@@ -62,6 +62,22 @@ TEST(SpeedupOverRounds, EqualRoundsGiveAPointInterval) {
     EXPECT_NEAR(e.ci_hi, 2.0, 1e-12);
 }
 
+TEST(SpeedupOverRounds, TheSystematicPartWidensTheIntervalInQuadrature) {
+    // Equal rounds: the interval is the systematic part alone, 1.96 standard deviations.
+    auto e = kbench::score::speedup_over_rounds({2.0, 2.0, 2.0, 2.0}, 0.003);
+    double fixed = 1.96 * std::log(1.003);
+    EXPECT_DOUBLE_EQ(e.speedup, 2.0);
+    EXPECT_NEAR(e.ci_lo, 2.0 * std::exp(-fixed), 1e-5);
+    EXPECT_NEAR(e.ci_hi, 2.0 * std::exp(fixed), 1e-5);
+    // With a spread over rounds too: sqrt(t part squared + systematic part squared).
+    auto w =
+        kbench::score::speedup_over_rounds({std::exp(0.1), std::exp(-0.1), std::exp(0.3)}, 0.01);
+    double t_part = 4.303 * 0.2 / std::sqrt(3.0), s_part = 1.96 * std::log(1.01);
+    double half = std::sqrt(t_part * t_part + s_part * s_part);
+    EXPECT_NEAR(w.ci_lo, std::exp(0.1 - half), 1e-4);
+    EXPECT_NEAR(w.ci_hi, std::exp(0.1 + half), 1e-4);
+}
+
 TEST(SpeedupOverRounds, RefusesFewerThanTwoRoundsAndNonPositiveRatios) {
     EXPECT_THROW(kbench::score::speedup_over_rounds({1.0}), std::invalid_argument);
     EXPECT_THROW(kbench::score::speedup_over_rounds({1.0, 0.0}), std::invalid_argument);

@@ -212,7 +212,8 @@ TEST(RunDelay, CountsTimeSpentWaitingForACpu) {
 // temperature change during a run.
 struct Drift {
     double factor = 1.0;
-    void step() { factor *= 1.001; }
+    double rate = 1.001;  // a call's
+    void step() { factor *= rate; }
 };
 
 class DriftingSandbox : public RemoteCalls {
@@ -237,30 +238,29 @@ class DriftingSandbox : public RemoteCalls {
     Drift& drift_;
 };
 
-class DriftingReference : public LocalCalls {
+// The reference's own sandbox: the same protocol as the candidate's, its requests logged in the
+// order they came.
+class LoggedSandbox : public DriftingSandbox {
   public:
-    DriftingReference(double true_us, Drift& drift) : true_us_(true_us), drift_(drift) {}
-    std::vector<double> run(int count) override {
-        std::vector<double> out;
-        for (int i = 0; i < count; ++i) {
-            out.push_back(true_us_ * drift_.factor * (1 + 0.002 * ((calls_++ % 5) - 2.0)));
-            drift_.step();
-        }
-        return out;
+    LoggedSandbox(double true_us, Drift& drift, std::string& log, char name)
+        : DriftingSandbox(true_us, drift), log_(log), name_(name) {}
+    RequestRecord run(std::size_t first, int count) override {
+        log_ += name_;
+        return DriftingSandbox::run(first, count);
     }
 
   private:
-    double true_us_;
-    Drift& drift_;
-    int calls_ = 0;
+    std::string& log_;
+    char name_;
 };
 
 TEST(TrustedClock, AlternatingRoundsKeepTheRatioThroughDrift) {
     Drift drift;
     DriftingSandbox candidate(200, drift);
-    DriftingReference reference(400, drift);  // true speedup 2
+    DriftingSandbox reference(400, drift);  // true speedup 2
+    RemoteBaseline baseline{reference, kOverhead, 64};
     TimingConfig config = quick();
-    RemoteMeasurement r = measure_remote(candidate, config, kOverhead, 64, 1000, &reference);
+    RemoteMeasurement r = measure_remote(candidate, config, kOverhead, 64, 1000, &baseline);
     ASSERT_GE(int(r.round_ratios.size()), kMinRounds);
     EXPECT_TRUE(r.measurement.converged);
     EXPECT_FALSE(r.baseline_us.empty());
@@ -269,8 +269,10 @@ TEST(TrustedClock, AlternatingRoundsKeepTheRatioThroughDrift) {
     for (double ratio : r.round_ratios) EXPECT_NEAR(ratio, 2.0, 0.04);
     // Timed apart, the baseline first and the candidate after it, the drift shows in the ratio.
     Drift apart;
-    DriftingReference first(400, apart);
-    std::vector<double> base = first.run(int(r.baseline_us.size()));
+    DriftingSandbox first(400, apart);
+    std::vector<double> base;
+    while (base.size() < r.baseline_us.size())
+        for (double us : first.run(base.size(), 1).event_us) base.push_back(us);
     DriftingSandbox then(200, apart);
     RemoteMeasurement separate = measure_remote(then, config, kOverhead, 64, 1000);
     double apart_error = std::abs(median(base) / median(separate.measurement.samples_us) - 2.0);
@@ -283,11 +285,12 @@ TEST(TrustedClock, AlternatingRoundsKeepTheRatioThroughDrift) {
 TEST(TrustedClock, RoundsGoOnUntilTheRatioIsNarrowOrACapIsReached) {
     Drift still;
     DriftingSandbox candidate(500, still);
-    DriftingReference reference(500, still);
+    DriftingSandbox reference(500, still);
+    RemoteBaseline baseline{reference, kOverhead, 64};
     TimingConfig config = quick();
-    config.target_rel_halfwidth = 1e-9;  // never narrow enough
+    config.target_rel_halfwidth = -1;  // never narrow enough
     config.max_samples = 60;
-    RemoteMeasurement r = measure_remote(candidate, config, kOverhead, 64, 1000, &reference);
+    RemoteMeasurement r = measure_remote(candidate, config, kOverhead, 64, 1000, &baseline);
     EXPECT_FALSE(r.measurement.converged);
     EXPECT_GE(int(r.round_ratios.size()), kMinRounds);
     EXPECT_GE(int(r.measurement.samples_us.size()), 60);
@@ -296,11 +299,40 @@ TEST(TrustedClock, RoundsGoOnUntilTheRatioIsNarrowOrACapIsReached) {
 TEST(TrustedClock, ForgedTimesAreRefutedInRoundsToo) {
     Drift still;
     FakeSandbox forger(500, kOverhead, 0.01);
-    DriftingReference reference(500, still);
-    RemoteMeasurement r = measure_remote(forger, quick(), kOverhead, 64, 1000, &reference);
+    DriftingSandbox reference(500, still);
+    RemoteBaseline baseline{reference, kOverhead, 64};
+    RemoteMeasurement r = measure_remote(forger, quick(), kOverhead, 64, 1000, &baseline);
     EXPECT_TRUE(r.clock.refuted) << r.clock.detail;
     for (double ratio : r.round_ratios)
         EXPECT_LT(ratio, 1.5);  // the clock's samples, not the claims
+}
+
+TEST(TrustedClock, RoundsAlternateOneToOneAndSwapWhoGoesFirst) {
+    Drift still{1.0, 1.0};
+    std::string log;
+    LoggedSandbox candidate(300, still, log, 'c');
+    LoggedSandbox reference(300, still, log, 'b');
+    RemoteBaseline baseline{reference, kOverhead, 64};
+    TimingConfig config = quick();
+    config.target_rel_halfwidth = -1;
+    config.max_samples = 1;
+    RemoteMeasurement r = measure_remote(candidate, config, kOverhead, 64, 1000, &baseline);
+    ASSERT_EQ(int(r.round_ratios.size()), kMinRounds);
+    // Each side warms up on its own (requests of one call), the candidate first; then rounds.
+    std::size_t warm = std::size_t(r.measurement.warmup_calls + r.baseline_warmup_calls);
+    ASSERT_GT(log.size(), warm);
+    EXPECT_EQ(log.substr(0, warm), std::string(std::size_t(r.measurement.warmup_calls), 'c') +
+                                       std::string(std::size_t(r.baseline_warmup_calls), 'b'));
+    EXPECT_EQ(log.substr(warm),
+              "bcbcbc"
+              "cbcbcb"
+              "bcbcbc"
+              "cbcbcb"
+              "bcbcbc");
+    // Both sides' requests hold as many calls (the same time a call), and the ratio is theirs.
+    EXPECT_EQ(r.batch, r.baseline_batch);
+    EXPECT_EQ(r.baseline_us.size(), r.measurement.samples_us.size());
+    for (double ratio : r.round_ratios) EXPECT_NEAR(ratio, 1.0, 1e-9);
 }
 
 }  // namespace

@@ -79,26 +79,60 @@ double relative_halfwidth(const std::vector<double>& ratios) {
     return std::max(e.ci_hi / e.speedup - 1, 1 - e.ci_lo / e.speedup);
 }
 
-// Alternating rounds: the baseline's block, then kRoundRequests of the candidate's requests.
-void sample_in_rounds(Requests& requests, std::size_t& next, LocalCalls& baseline,
-                      const TimingConfig& config, RemoteMeasurement& out, double candidate_us) {
-    Measurement& m = out.measurement;
-    // The reference warmed up too, and its typical call, so that its block spans about as long
-    // as the candidate's requests.
-    std::vector<double> warm = baseline.run(std::max(3, config.warmup_min));
-    double reference_us = std::max(median(warm), 0.1);
-    double block_us = kRoundRequests * out.batch * std::max(candidate_us, 0.1);
-    int block = std::clamp(int(std::lround(block_us / reference_us)), 3, 64);
+// One side's warm-up (kbench's protocol): requests of one call until three agree within the
+// tolerance; then the batch that makes a request span about target_us.
+struct Warm {
+    int calls = 0;
+    int batch = 1;
+};
+
+Warm warm_up(Requests& requests, std::size_t& next, const TimingConfig& config, double target_us,
+             int max_batch) {
+    SteadyWarmup warmup(config.warmup_min, config.warmup_max, config.warmup_max_seconds,
+                        config.warmup_tolerance);
+    std::vector<double> warm;
     auto start = Clock::now();
-    for (;;) {
-        std::vector<double> base = baseline.run(block);
-        std::vector<double> mine;
-        for (int r = 0; r < kRoundRequests; ++r)
+    while (!warmup.is_finished(seconds_since(start))) {
+        double us = requests.run(next, 1).front().us;
+        warmup.add_call(us);
+        warm.push_back(us);
+    }
+    std::vector<double> last(warm.end() - std::min<std::ptrdiff_t>(3, warm.size()), warm.end());
+    double typical = last.empty() ? target_us : median(last);
+    int batch = int(std::ceil(target_us / std::max(typical, 0.1)));
+    return {warmup.calls(), std::clamp(batch, 1, std::max(1, max_batch))};
+}
+
+// Alternating rounds: kRoundRequests requests of each side, one to one, the baseline's first in
+// even rounds and the candidate's first in odd ones.
+void sample_in_rounds(Requests& requests, std::size_t& next, Requests& base_requests,
+                      std::size_t& base_next, const TimingConfig& config, RemoteMeasurement& out) {
+    Measurement& m = out.measurement;
+    auto start = Clock::now();
+    for (int round = 0;; ++round) {
+        std::vector<double> base, mine;
+        auto baseline_request = [&] {
+            for (const CallSample& s : base_requests.run(base_next, out.baseline_batch)) {
+                base.push_back(s.us);
+                if (s.outside_stream) ++out.baseline_outside_stream_samples;
+            }
+        };
+        auto candidate_request = [&] {
             for (const CallSample& s : requests.run(next, out.batch)) {
                 mine.push_back(s.us);
                 m.samples_us.push_back(s.us);
                 if (s.outside_stream) ++m.outside_stream_samples;
             }
+        };
+        for (int r = 0; r < kRoundRequests; ++r) {
+            if (round % 2 == 0) {
+                baseline_request();
+                candidate_request();
+            } else {
+                candidate_request();
+                baseline_request();
+            }
+        }
         out.baseline_us.insert(out.baseline_us.end(), base.begin(), base.end());
         double b = median(base), c = median(mine);
         if (b > 0 && c > 0) out.round_ratios.push_back(b / c);
@@ -119,7 +153,7 @@ void sample_in_rounds(Requests& requests, std::size_t& next, LocalCalls& baselin
 
 RemoteMeasurement measure_remote(RemoteCalls& calls, const TimingConfig& config,
                                  const RequestOverhead& overhead, int max_batch,
-                                 double target_request_us, LocalCalls* baseline) {
+                                 double target_request_us, RemoteBaseline* baseline) {
     RemoteMeasurement out;
     Measurement& m = out.measurement;
     const bool kernelbench = config.protocol == Mode::kernelbench;
@@ -135,22 +169,19 @@ RemoteMeasurement measure_remote(RemoteCalls& calls, const TimingConfig& config,
         }
         m.converged = true;
     } else {
-        SteadyWarmup warmup(config.warmup_min, config.warmup_max, config.warmup_max_seconds,
-                            config.warmup_tolerance);
-        std::vector<double> warm;
-        auto warmup_start = Clock::now();
-        while (!warmup.is_finished(seconds_since(warmup_start))) {
-            double us = requests.run(next, 1).front().us;
-            warmup.add_call(us);
-            warm.push_back(us);
-        }
-        m.warmup_calls = warmup.calls();
-        std::vector<double> last(warm.end() - std::min<std::ptrdiff_t>(3, warm.size()), warm.end());
-        double typical = last.empty() ? target_request_us : median(last);
-        int batch = int(std::ceil(target_request_us / std::max(typical, 0.1)));
-        out.batch = std::clamp(batch, 1, std::max(1, max_batch));
+        Warm warm = warm_up(requests, next, config, target_request_us, max_batch);
+        m.warmup_calls = warm.calls;
+        out.batch = warm.batch;
         if (baseline) {
-            sample_in_rounds(requests, next, *baseline, config, out, typical);
+            // The baseline's own warm-up, on its own clock check and batch.
+            Requests base_requests(baseline->calls, baseline->overhead, false);
+            std::size_t base_next = 0;
+            Warm base_warm =
+                warm_up(base_requests, base_next, config, target_request_us, baseline->max_batch);
+            out.baseline_warmup_calls = base_warm.calls;
+            out.baseline_batch = base_warm.batch;
+            sample_in_rounds(requests, next, base_requests, base_next, config, out);
+            out.baseline_calls = base_next;
             m.calls = next;
             out.clock = judge_clock(requests.checks());
             return out;

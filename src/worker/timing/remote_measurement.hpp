@@ -19,27 +19,32 @@ class RemoteCalls {
     virtual bool has_stream_clock() const = 0;
 };
 
-// The judge's own calls of the reference, timed in blocks between the candidate's requests.
-class LocalCalls {
-  public:
-    virtual ~LocalCalls() = default;
-    // Runs `count` calls, a sample each (kbench's protocol: flushed, synchronised, the stream's
-    // clock unless the host saw clearly more).
-    virtual std::vector<double> run(int count) = 0;
+// The baseline's side of alternating rounds: the reference, served by a sandbox of its own over
+// the same protocol as the candidate's (the same requests, buffers and clock), so that whatever
+// the path costs, it costs both sides alike.
+struct RemoteBaseline {
+    RemoteCalls& calls;
+    RequestOverhead overhead;  // the protocol's cost as measured with the reference's sandbox
+    int max_batch = 1;
 };
 
 struct RemoteMeasurement {
     Measurement measurement;  // samples after the clock's corrections
     ClockVerdict clock;
     int batch = 1;  // calls a request while sampling
-    // With a baseline to alternate with: its samples, and each round's ratio (the baseline
-    // block's median over the candidate block's).
+    // With a baseline to alternate with: its samples, and each round's ratio (the median of the
+    // baseline's samples in the round over the candidate's).
     std::vector<double> baseline_us;
     std::vector<double> round_ratios;
+    int baseline_batch = 1;
+    int baseline_warmup_calls = 0;
+    std::size_t baseline_calls = 0;
+    int baseline_outside_stream_samples = 0;
 };
 
 // Rounds of kbench's protocol with a baseline: at least kMinRounds; each holds kRoundRequests
-// requests of the candidate's and a block of the baseline's calls about as long.
+// requests of each side, one of the baseline's then one of the candidate's (the other way round
+// in every other round).
 constexpr int kMinRounds = 5;
 constexpr int kRoundRequests = 3;
 
@@ -50,12 +55,12 @@ constexpr int kRoundRequests = 3;
 // kb_discard_first dropped, device events only, the mean. Either way every request is checked
 // against the judge's clock, and a request whose claims it does not cover gets its samples from
 // the clock instead.
-// With a baseline (kbench's protocol only), sampling goes in alternating rounds, a block of the
-// baseline's calls then the candidate's requests, until the ratio's interval over rounds
+// With a baseline (kbench's protocol only), both sides warm up the same way, then sampling goes
+// in rounds of requests alternating one to one, until the ratio's interval over rounds
 // (score::speedup_over_rounds) is within the target relative half-width, or a cap (samples,
 // seconds) is reached.
 RemoteMeasurement measure_remote(RemoteCalls& calls, const TimingConfig& config,
                                  const RequestOverhead& overhead, int max_batch,
-                                 double target_request_us, LocalCalls* baseline = nullptr);
+                                 double target_request_us, RemoteBaseline* baseline = nullptr);
 
 }  // namespace kbench::timing
