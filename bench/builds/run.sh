@@ -11,8 +11,8 @@
 #   OUT=dir bench/builds/run.sh [phases] [throughput] [old]
 #
 # "old" runs the as-written eval too (it takes about five minutes for 50 candidates); DEADLINE_S
-# (seconds from the start) cuts it short with SIGINT, and its rate is then what it finished over
-# the time it ran. COUNT takes the first COUNT candidates only.
+# (seconds from the start) cuts either eval short with SIGINT, and its rate is then what it
+# finished over the time it ran. COUNT takes the first COUNT candidates only.
 # Results: $OUT/builds.txt, $OUT/builds.tar.gz.
 set -uo pipefail
 T0=$(date +%s)
@@ -85,7 +85,10 @@ evaluate() {  # NAME CACHE SECONDS [ARGS...]: SECONDS (0: none) cuts it short wi
 
 if want throughput; then
   echo; echo "## kbench eval from an empty build cache" | tee -a "$RES/builds.txt"
-  evaluate support "$CACHE" 0
+  # DEADLINE_S cuts this one short too (its rate is then what it finished over the time it ran).
+  left=0
+  [ -n "${DEADLINE_S:-}" ] && left=$(( DEADLINE_S - $(date +%s) + T0 - 15 ))
+  evaluate support "$CACHE" "$(( left < 0 ? 1 : left ))"
   if want old; then
     # What is left of the call's time (DEADLINE_S from the script's start), less a margin.
     left=$(( ${DEADLINE_S:-100000} - $(date +%s) + T0 - 20 ))

@@ -105,6 +105,12 @@ def test_cuda_files_get_a_header_of_their_own_unless_they_use_pybind11(support, 
     assert "a torch/types.h of the operators it calls in CUDA files" in what
     assert "#include <ATen/ops/empty_like.h>" in header
     assert "#include <ATen/core/Tensor.h>" in header and "constexpr auto kFloat32" in header
+    # The operators it includes (and empty_like, Tensor's operators') through lean headers of
+    # PyTorch's inline functions, without ATen/Context.h and the rest.
+    lean = open(os.path.join(folder, "ATen", "ops", "empty_like.h")).read()
+    assert "#include <ATen/ops/empty_like_ops.h>" in lean and "ATen/Context.h" not in lean
+    assert "inline at::Tensor empty_like(" in lean
+    assert "#define AT_PER_OPERATOR_HEADERS" in header
     # The same code, the same folder; other code, another.
     assert added(dict(plain), support)[0]["extra_cuda_cflags"][0] == "-I" + folder
     other = added(dict(plain, cuda_sources="void g() { at::zeros({1}); }"), support)[0]

@@ -40,7 +40,8 @@ PCH_HEADER = "kbench_torch_extension.h"
 PCH_LEVELS = {"O0": [], "O2": ["-O2"], "O3": ["-O3"]}
 
 # How CUDA files are built with the support (the manifest says it; extensions.py does it).
-CUDA_HEADER = "light 1: ATen's Tensor, the dispatch macros and the operators the code calls"
+CUDA_HEADER = ("light 2: ATen's Tensor, the dispatch macros and the operators the code calls, "
+               "each through a header of fewer includes")
 
 
 class _Written(Exception):

@@ -160,7 +160,15 @@ def light_header(texts, include):
         "#include <optional>",
         "#include <ATen/core/Tensor.h>",
         "#include <ATen/Dispatch.h>",
+        # Tensor's arithmetic operators, with the header of the one operator they call
+        # (empty_like) rather than all of ATen's (ATen/Functions.h).
+        "#ifndef AT_PER_OPERATOR_HEADERS",
+        "#define AT_PER_OPERATOR_HEADERS",
         "#include <ATen/TensorOperators.h>",
+        "#undef AT_PER_OPERATOR_HEADERS",
+        "#else",
+        "#include <ATen/TensorOperators.h>",
+        "#endif",
         "#include <c10/core/TensorOptions.h>",
         "#include <c10/util/Exception.h>",
     ]
@@ -183,20 +191,50 @@ def _needs_pytorchs_own_header(text):
 _EXTENSION_H = "#pragma once\n#include <torch/types.h>\n"
 
 
+def lean_operator_headers(header, include):
+    """For each ATen/ops/<name>.h the light header includes (and empty_like.h, which
+    ATen/TensorOperators.h includes), a header of that name to go first on nvcc's include path:
+    PyTorch's own inline functions of the operator, but including only ATen's Tensor,
+    TensorOptions and the operator's declaration (ATen/ops/<name>_ops.h) in place of
+    ATen/Context.h and the rest that PyTorch's per-operator header brings. Operators without a
+    generated declaration (hand-written headers) keep PyTorch's. {relative path: text}."""
+    ops = os.path.join(include, "ATen", "ops")
+    names = set(re.findall(r"#include <ATen/ops/(\w+)\.h>", header)) | {"empty_like"}
+    out = {}
+    for name in sorted(names):
+        if not os.path.isfile(os.path.join(ops, name + "_ops.h")):
+            continue
+        with open(os.path.join(ops, name + ".h")) as f:
+            original = f.read()
+        body = "\n".join(line for line in original.splitlines()
+                         if not line.startswith("#include") and not line.startswith("#pragma once"))
+        out[f"ATen/ops/{name}.h"] = (
+            "#pragma once\n// kbench: PyTorch's ATen/ops/" + name + ".h with fewer includes\n"
+            "#include <optional>\n#include <string_view>\n#include <ATen/core/Tensor.h>\n"
+            "#include <c10/core/TensorOptions.h>\n#include <c10/core/SymIntArrayRef.h>\n"
+            "#include <c10/util/OptionalArrayRef.h>\n"
+            f"#include <ATen/ops/{name}_ops.h>\n" + body + "\n")
+    return out
+
+
 def _light_folder(texts):
-    """A folder whose torch/types.h and torch/extension.h are the light header of texts, under
-    the process's temporary folder, named by the header's hash (made once, atomically)."""
-    text = light_header(texts, _aten_include())
-    both = text + _EXTENSION_H
-    folder = os.path.join(tempfile.gettempdir(),
-                          "kbench-light-" + hashlib.sha256(both.encode()).hexdigest()[:20])
+    """A folder whose torch/types.h and torch/extension.h are the light header of texts, with
+    lean headers of the operators it includes, under the process's temporary folder, named by
+    the hash of its files (made once, atomically)."""
+    include = _aten_include()
+    text = light_header(texts, include)
+    files = {"torch/types.h": text, "torch/extension.h": _EXTENSION_H}
+    files.update(lean_operator_headers(text, include))
+    digest = hashlib.sha256()
+    for path in sorted(files):
+        digest.update(path.encode() + b"\0" + files[path].encode() + b"\0")
+    folder = os.path.join(tempfile.gettempdir(), "kbench-light-" + digest.hexdigest()[:20])
     if not os.path.isdir(folder):
         making = tempfile.mkdtemp(prefix="kbench-light-making-")
-        os.makedirs(os.path.join(making, "torch"))
-        with open(os.path.join(making, "torch", "types.h"), "w") as f:
-            f.write(text)
-        with open(os.path.join(making, "torch", "extension.h"), "w") as f:
-            f.write(_EXTENSION_H)
+        for path, content in files.items():
+            os.makedirs(os.path.dirname(os.path.join(making, path)), exist_ok=True)
+            with open(os.path.join(making, path), "w") as f:
+                f.write(content)
         try:
             os.rename(making, folder)
         except OSError:  # made meanwhile by another build
