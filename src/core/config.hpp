@@ -68,6 +68,8 @@ struct TimingConfig {
     // no number of rounds averages out (one standard deviation, relative; measured with
     // identity candidates, README "Timing"); the speedup's interval includes it.
     double rounds_systematic = 0.003;
+    // Whether the baseline is timed in rounds: asked for, and kbench's protocol.
+    bool rounds() const { return alternate && protocol != Mode::kernelbench; }
     // kernelbench: the reference harness's fixed protocol.
     int kb_warmup = 3;
     int kb_trials = 100;

@@ -357,7 +357,7 @@ void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& cand
     // so that both sides take the same path to the GPU.
     fs::path reference_scratch;
     std::optional<SandboxProcess> reference;
-    if (c.measure && c.timing.alternate && c.timing.protocol != Mode::kernelbench) {
+    if (c.measure && c.timing.rounds()) {
         reference_scratch = scratch.string() + "-reference";
         context.reference_file = (reference_scratch / "reference.py").string();
         context.start_reference = [&, this]() -> std::pair<int, std::int64_t> {

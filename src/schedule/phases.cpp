@@ -200,8 +200,7 @@ static PhaseOutcome attach_reference(PhaseContext& c) {
 }
 
 PhaseOutcome timing_phase(PhaseContext& c) {
-    if (c.config.timing.alternate && c.config.timing.protocol != Mode::kernelbench &&
-        c.start_reference)
+    if (c.config.timing.rounds() && c.start_reference)
         if (auto o = attach_reference(c)) return o;
     std::vector<std::string> threads_before = c.sandbox.threads();
     auto reply = c.judge.timing({c.config.timing, c.config.limits.timing_s});

@@ -553,7 +553,7 @@ protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest&
     std::unique_ptr<WatchedCalls> watched_reference, watched_candidate;
     std::optional<timing::RemoteBaseline> baseline;
     timing::RemoteCalls* candidate_calls = &calls;
-    if (reference && request.timing.protocol != Mode::kernelbench && request.timing.alternate) {
+    if (reference && request.timing.rounds()) {
         reference->exchange_.set_deadline(request.limit_s, "timing the reference");
         reference->scale_deadlines();
         reference_calls = std::make_unique<ReferenceCalls>(*reference);
