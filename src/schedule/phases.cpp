@@ -156,8 +156,10 @@ PhaseOutcome attach_phase(PhaseContext& c, int socket, std::int64_t sandbox_pid)
 }
 
 PhaseOutcome load_phase(PhaseContext& c, const std::string& candidate_file) {
+    auto start = sandbox::Clock::now();
     auto reply = c.judge.load({candidate_file, c.config.limits.load_s});
     if (!reply.ok()) return decide_fault(*reply.fault, "load", c);
+    detail(c, "  candidate loaded in " + seconds_text(seconds_since(start)));
     return std::nullopt;
 }
 
@@ -184,6 +186,7 @@ PhaseOutcome correctness_phase(PhaseContext& c) {
 // The reference's own sandbox beside the candidate's, for rounds. Whatever fails there is
 // kbench's, not the candidate's: an infra_error.
 static PhaseOutcome attach_reference(PhaseContext& c) {
+    auto start = sandbox::Clock::now();
     auto [socket, pid] = c.start_reference();
     const PhaseLimits& l = c.config.limits;
     auto harness = [&](const protocol::Fault& f) {
@@ -196,6 +199,8 @@ static PhaseOutcome attach_reference(PhaseContext& c) {
     if (!attached.ok()) return harness(*attached.fault);
     auto loaded = c.judge.load({c.reference_file, l.load_s, true});
     if (!loaded.ok()) return harness(*loaded.fault);
+    detail(c, "  the reference's own sandbox started and loaded in " +
+                  seconds_text(seconds_since(start)));
     return std::nullopt;
 }
 

@@ -40,6 +40,9 @@ class Judge {
 
     int serve() {
         sandbox::send_message(fd_, hello().to_json());
+        // The flop counter's first use imports most of torch._dynamo (about 0.7 s): here, while
+        // kbench starts the rest, rather than in the first candidate's evaluation.
+        py::module_::import("kbench_worker.floor").attr("warm")();
         while (auto message = sandbox::recv_message(fd_)) {
             json reply;
             try {

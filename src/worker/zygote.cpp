@@ -110,11 +110,12 @@ class Zygote {
     int serve() {
         py::module_ torch = py::module_::import("torch");
         // Imported here, before any fork: a sandbox whose user cannot read them still has them.
-        // Nothing that initialises CUDA (torch.utils.cpp_extension does, at import): a child
-        // forked after that cannot use the GPU.
+        // Nothing that initialises CUDA (torch.utils.cpp_extension does, at import, unless
+        // imported through import_before_fork): a child forked after that cannot use the GPU.
         for (const char* module : {"kbench_worker.extensions", "kbench_worker.rules", "copy",
                                    "importlib.util", "inspect", "functools"})
             py::module_::import(module);
+        py::module_::import("kbench_worker.extensions").attr("import_before_fork")();
         py::object cuda = torch.attr("version").attr("cuda");
         protocol::ZygoteHello hello{
             ::getpid(), py::str(torch.attr("__version__")).cast<std::string>(),

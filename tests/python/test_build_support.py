@@ -414,3 +414,29 @@ def test_typical_cuda_code_compiles_with_its_own_header(tmp_path):
                           capture_output=True, text=True, env=env, timeout=900)
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["rc"] != 0 and result["as_written_too"] == [], result["err"]
+
+
+def test_import_before_fork_leaves_cuda_unasked():
+    """The zygote imports torch.utils.cpp_extension before it forks sandboxes: the import must
+    not ask torch.cuda.is_available() (which starts the driver), and leaves it as it was."""
+    program = f"""
+import importlib.util, sys, torch
+asked = []
+real = torch.cuda.is_available
+def watched():
+    asked.append(1)
+    return real()
+torch.cuda.is_available = watched
+spec = importlib.util.spec_from_file_location("kbench_extensions", {str(PACKAGE / "extensions.py")!r})
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+assert "torch.utils.cpp_extension" not in sys.modules
+module.import_before_fork()
+assert "torch.utils.cpp_extension" in sys.modules
+assert torch.cuda.is_available is watched
+print("asked", len(asked))
+"""
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "asked 0"

@@ -362,3 +362,24 @@ PEAKS = {
     "fp16_tflops": {"datasheet": 800},
     "bf16_tflops": {"datasheet": 800},
 }
+
+
+def test_warm_does_the_counters_imports():
+    """The judge warms the flop counter when it starts: afterwards a count imports nothing."""
+    import subprocess
+    import sys
+
+    program = f"""
+import importlib.util, sys, torch
+spec = importlib.util.spec_from_file_location("kbench_floor", {str(FLOOR_PY)!r})
+floor = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(floor)
+floor.warm()
+before = set(sys.modules)
+floor.count(torch.nn.Linear(4, 4), [torch.randn(2, 4)])
+print(sorted(set(sys.modules) - before))
+"""
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

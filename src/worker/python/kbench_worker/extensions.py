@@ -399,6 +399,21 @@ def _wrap(fn, libstdcxx, prebuilt, device, support, versioner):
     return build
 
 
+def import_before_fork():
+    """Imports torch.utils.cpp_extension in a process that forks sandboxes later, without
+    starting CUDA there (a child forked after that could not use the GPU). Its import asks
+    torch.cuda.is_available(), which starts the driver, only to word a warning: the answer is
+    taken as yes while it imports. A sandbox then finds it imported (about 0.5 s a sandbox)."""
+    import torch
+
+    real = torch.cuda.is_available
+    torch.cuda.is_available = lambda: True
+    try:
+        import torch.utils.cpp_extension  # noqa: F401
+    finally:
+        torch.cuda.is_available = real
+
+
 def install(prebuilt="", device=""):
     """Wraps load and load_inline; prebuilt is the folder holding verified builds (a sandbox),
     device the kind of device a builder builds for ("cpu" refuses CUDA code)."""
@@ -407,7 +422,8 @@ def install(prebuilt="", device=""):
         return
     _installed = True
     # Imported here, not with this module: its import initialises CUDA, which the zygote that
-    # imports this module must not do before it forks.
+    # imports this module must not do before it forks (the zygote imports it through
+    # import_before_fork instead).
     import torch.utils.cpp_extension as cpp_extension
 
     libstdcxx = _loaded_libstdcxx()

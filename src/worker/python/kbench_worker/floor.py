@@ -217,6 +217,11 @@ def run_counted(model, inputs):
     return outputs, int(counter.get_total_flops()), top_ops(counter), ""
 
 
+def warm():
+    """Counts one small call on the CPU, so that the flop counter's imports are done."""
+    run_counted(torch.nn.ReLU(), [torch.zeros(2)])
+
+
 def count(model, inputs):
     """FLOPs and bytes of one call model(*inputs).
 
