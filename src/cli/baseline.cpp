@@ -7,6 +7,8 @@
 #include <chrono>
 #include <ctime>
 #include <iostream>
+#include <mutex>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +19,7 @@
 #include "cli/selection_options.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "schedule/device_turns.hpp"
 #include "schedule/devices.hpp"
 #include "schedule/eval_engine.hpp"
 #include "schedule/evaluator.hpp"
@@ -38,6 +41,7 @@ struct BaselineOptions {
     bool quiet = false;
     double max_seconds = 10.0;
     double limit_s = 1800;
+    int jobs = 0;  // 0: a judge for every 4 cores, at most 4, on a GPU; one on a CPU
 };
 
 std::string utc_now() {
@@ -109,77 +113,171 @@ int run_baselines(const BaselineOptions& o) {
         if (log) log("starting the judge (" + device.label + ")");
         schedule::BuilderPool builds(
             make_builder_options(run, options.env, options.policy, scratch / "work", log));
-        schedule::Evaluator evaluator(options, builds);
-        json hello = evaluator.judge_hello();
-        std::string hardware = evaluator.device_name();
+        auto evaluator_options = [&](std::size_t job) {
+            schedule::EvaluatorOptions e = options;
+            e.scratch_dir = options.scratch_dir / ("job-" + std::to_string(job));
+            e.env.log_dir = options.env.log_dir / ("job-" + std::to_string(job));
+            return e;
+        };
+        std::vector<std::unique_ptr<schedule::Evaluator>> evaluators;
+        evaluators.push_back(std::make_unique<schedule::Evaluator>(evaluator_options(0), builds));
+        json hello = evaluators[0]->judge_hello();
+        std::string hardware = evaluators[0]->device_name();
         if (!o.json) {
             std::cout << fmt::format("{:<8} {:<48}", "problem", "name");
             for (const auto& m : modes) std::cout << fmt::format(" {:>16}", m + " ms");
             std::cout << "\n";
         }
-        std::size_t done = 0;
-        for (const auto& p : problems) {
-            ++done;
+
+        // What is kept already, and what is left to time.
+        struct Cell {
+            json entry;  // null: failed
+            bool cached = false;
+            bool done = false;
+        };
+        std::vector<std::vector<Cell>> cells(problems.size(), std::vector<Cell>(modes.size()));
+        std::vector<std::pair<std::size_t, std::size_t>> work;
+        auto setting_of = [&](std::size_t i, std::size_t m) {
+            return BaselineSetting{problems[i].sha256, o.precision, config.tf32,
+                                   modes[m],           hello,       config.timing.to_json()};
+        };
+        for (std::size_t i = 0; i < problems.size(); ++i)
+            for (std::size_t m = 0; m < modes.size(); ++m) {
+                json entry = o.force ? json(nullptr) : read_baseline(setting_of(i, m));
+                if (entry.is_null()) {
+                    work.emplace_back(i, m);
+                    continue;
+                }
+                cells[i][m] = {entry, true, false};
+            }
+
+        std::mutex mutex;  // cells, counts, output
+        std::size_t next = 0, started = 0;
+        std::vector<bool> printed(problems.size(), false);
+        // A problem's row (or its JSON lines) once each of its settings is done, in the order
+        // they finish.
+        auto finish = [&](std::size_t i, std::size_t m) {
+            cells[i][m].done = true;
+            if (o.json) {
+                const Cell& c = cells[i][m];
+                json row = c.entry;
+                row["mode"] = modes[m];
+                row["cached"] = c.cached;
+                if (!c.entry.is_null()) std::cout << row.dump() << std::endl;
+            }
+            for (const Cell& c : cells[i])
+                if (!c.done) return;
+            if (o.json || printed[i]) return;
+            printed[i] = true;
+            const auto& p = problems[i];
             std::string row =
                 fmt::format("{:<8} {:<48}", std::to_string(p.level) + "/" + std::to_string(p.id),
                             p.name.substr(0, 48));
-            for (const auto& mode : modes) {
-                BaselineSetting setting{p.sha256, o.precision, config.tf32,
-                                        mode,     hello,       config.timing.to_json()};
-                json entry = o.force ? json(nullptr) : read_baseline(setting);
-                bool cached = !entry.is_null();
-                if (!cached) {
-                    if (log)
-                        log(fmt::format("[{}/{}] timing {} ({})", done, problems.size(), p.label(),
-                                        mode == "eager" ? "eager" : "torch.compile " + mode));
-                    try {
-                        protocol::BaselineTimed t = evaluator.baseline(
-                            schedule::problem_spec(p),
-                            {config.timing, true, mode == "eager" ? std::string() : mode},
-                            o.limit_s);
-                        entry = summary_ms(*t.measured);
-                        entry["compile_s"] = t.compile_s;
-                        entry["level"] = p.level;
-                        entry["id"] = p.id;
-                        entry["name"] = p.name;
-                        entry["hardware"] = hardware;
-                        entry["device"] = device.label;
-                        entry["precision_state"] = t.precision;
-                        entry["made_at"] = utc_now();
-                        write_baseline(setting, entry);
-                        ++timed;
-                    } catch (const std::exception& e) {  // this problem's, not the command's
-                        ++failed;
-                        if (o.json)
-                            std::cout << json{{"level", p.level},
-                                              {"problem_id", p.id},
-                                              {"name", p.name},
-                                              {"mode", mode},
-                                              {"error", e.what()}}
-                                             .dump()
-                                      << std::endl;
-                        else
-                            row += fmt::format(" {:>16}", "failed");
-                        if (log) log(p.label() + " (" + mode + ") failed: " + e.what());
-                        continue;
-                    }
-                } else {
+            for (const Cell& c : cells[i])
+                row += c.entry.is_null()
+                           ? fmt::format(" {:>16}", "failed")
+                           : fmt::format(" {:>16}",
+                                         fmt::format("{:.4f}{}", c.entry.value("mean_ms", 0.0),
+                                                     c.cached ? " (kept)" : ""));
+            std::cout << row << std::endl;
+        };
+        for (std::size_t i = 0; i < problems.size(); ++i)
+            for (std::size_t m = 0; m < modes.size(); ++m)
+                if (cells[i][m].cached) {
                     ++kept;
+                    finish(i, m);
                 }
-                by_mode[mode].push_back(entry);
-                if (o.json) {
-                    json row = entry;
-                    row["mode"] = mode;
-                    row["cached"] = cached;
-                    std::cout << row.dump() << std::endl;
+
+        schedule::DeviceTurns turns;
+        std::size_t wanted =
+            o.jobs > 0 ? std::size_t(o.jobs)
+            : device.kind == "cpu"
+                ? 1
+                : std::clamp<std::size_t>(schedule::usable_cores().size() / 4, 1, 4);
+        std::size_t jobs =
+            std::clamp<std::size_t>(wanted, 1, std::max<std::size_t>(work.size(), 1));
+        auto serve = [&](std::size_t job) {
+            schedule::Evaluator* evaluator = evaluators[job].get();
+            for (;;) {
+                std::size_t i, m, k;
+                {
+                    std::lock_guard<std::mutex> lock(mutex);
+                    if (next >= work.size()) return;
+                    std::tie(i, m) = work[next++];
+                    k = ++started;
+                    if (log)
+                        log(fmt::format(
+                            "[{}/{}] timing {} ({})", k, work.size(), problems[i].label(),
+                            modes[m] == "eager" ? "eager" : "torch.compile " + modes[m]));
+                }
+                const auto& p = problems[i];
+                const std::string& mode = modes[m];
+                json entry;
+                std::string error;
+                try {
+                    protocol::BaselineTimed t = evaluator->baseline(
+                        schedule::problem_spec(p),
+                        {config.timing, true, mode == "eager" ? std::string() : mode}, o.limit_s,
+                        jobs > 1 ? &turns : nullptr);
+                    entry = summary_ms(*t.measured);
+                    entry["compile_s"] = t.compile_s;
+                    entry["level"] = p.level;
+                    entry["id"] = p.id;
+                    entry["name"] = p.name;
+                    entry["hardware"] = hardware;
+                    entry["device"] = device.label;
+                    entry["precision_state"] = t.precision;
+                    entry["made_at"] = utc_now();
+                    write_baseline(setting_of(i, m), entry);
+                } catch (const std::exception& e) {  // this problem's, not the command's
+                    error = e.what();
+                }
+                std::lock_guard<std::mutex> lock(mutex);
+                if (error.empty()) {
+                    ++timed;
+                    cells[i][m] = {entry, false, false};
                 } else {
-                    row +=
-                        fmt::format(" {:>16}", fmt::format("{:.4f}{}", entry.value("mean_ms", 0.0),
-                                                           cached ? " (kept)" : ""));
+                    ++failed;
+                    cells[i][m] = {json(nullptr), false, false};
+                    if (o.json)
+                        std::cout << json{{"level", p.level},
+                                          {"problem_id", p.id},
+                                          {"name", p.name},
+                                          {"mode", mode},
+                                          {"error", error}}
+                                         .dump()
+                                  << std::endl;
+                    if (log) log(p.label() + " (" + mode + ") failed: " + error);
                 }
+                finish(i, m);
             }
-            if (!o.json) std::cout << row << std::endl;
-        }
+        };
+        if (jobs > 1 && log)
+            log(
+                fmt::format("{} judges share the device: they start, prepare and compile side "
+                            "by side, and each times alone",
+                            jobs));
+        // The other judges start while the first one works.
+        evaluators.resize(jobs);
+        std::vector<std::thread> threads;
+        for (std::size_t job = 0; job < jobs; ++job)
+            threads.emplace_back([&, job] {
+                if (!evaluators[job]) {
+                    try {
+                        evaluators[job] =
+                            std::make_unique<schedule::Evaluator>(evaluator_options(job), builds);
+                    } catch (const std::exception& e) {
+                        if (log) log("a judge could not start: " + std::string(e.what()));
+                        return;
+                    }
+                }
+                serve(job);
+            });
+        for (auto& t : threads) t.join();
+        evaluators.clear();
+        for (std::size_t i = 0; i < problems.size(); ++i)
+            for (std::size_t m = 0; m < modes.size(); ++m)
+                if (!cells[i][m].entry.is_null()) by_mode[modes[m]].push_back(cells[i][m].entry);
     }
     std::error_code ignored;
     fs::remove_all(scratch, ignored);
@@ -220,6 +318,10 @@ Command add_baseline_command(CLI::App& app) {
     cmd->add_option("--max-seconds", o->max_seconds, "Seconds of sampling at most a problem")
         ->capture_default_str();
     cmd->add_flag("--force", o->force, "Time again what is kept already");
+    cmd->add_option("--jobs", o->jobs,
+                    "Judges at once on the device: they start, prepare and compile side by "
+                    "side, and each times alone (default: on a GPU one for every 4 cores, at "
+                    "most 4; on a CPU 1)");
     cmd->add_option("--python", o->python, "Python with torch (default: $KBENCH_PYTHON, python3)");
     cmd->add_flag("--json", o->json, "One JSON object a problem and setting");
     cmd->add_flag("-q,--quiet", o->quiet, "No progress lines");

@@ -208,14 +208,29 @@ protocol::Audited Evaluator::audit(const ProblemSpec& problem, int trials) {
 
 protocol::BaselineTimed Evaluator::baseline(const ProblemSpec& problem,
                                             const protocol::BaselineRequest& request,
-                                            double limit_s) {
-    // A judge of its own: nothing of an earlier problem's compiled graphs stays.
-    judge_.reset();
-    judge_ = std::make_unique<WorkerProcess>(options_.env, "judge");
+                                            double limit_s, DeviceTurns* turns) {
     std::optional<protocol::Reply<protocol::BaselineTimed>> answer;
     try {
-        prepare(problem);
-        answer = judge().call<protocol::BaselineTimed>(request, limit_s);
+        {
+            auto turn = DeviceTurns::shared(turns);
+            // A judge of its own: nothing of an earlier problem's compiled graphs stays.
+            judge_.reset();
+            judge_ = std::make_unique<WorkerProcess>(options_.env, "judge");
+            prepare(problem);
+        }
+        if (!request.compile.empty()) {
+            // The compile beside other judges' work, except max-autotune's, whose choices come
+            // from timing them on the device.
+            bool autotunes = request.compile.find("autotune") != std::string::npos;
+            auto turn = autotunes ? DeviceTurns::alone(turns) : DeviceTurns::shared(turns);
+            protocol::BaselineRequest compile = request;
+            compile.time = false;
+            answer = judge().call<protocol::BaselineTimed>(compile, limit_s);
+        }
+        if (!answer || answer->ok()) {
+            auto turn = DeviceTurns::alone(turns);
+            answer = judge().call<protocol::BaselineTimed>(request, limit_s);
+        }
     } catch (const InfraError&) {
         judge_.reset();
         throw;

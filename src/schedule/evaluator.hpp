@@ -10,6 +10,7 @@
 #include "core/verdict.hpp"
 #include "protocol/judge_messages.hpp"
 #include "schedule/builder_pool.hpp"
+#include "schedule/device_turns.hpp"
 #include "schedule/sandbox_policy.hpp"
 #include "schedule/sandbox_process.hpp"
 #include "schedule/worker_process.hpp"
@@ -64,9 +65,12 @@ class Evaluator {
 
     // The problem's reference timed alone (kbench baseline), eager or compiled, in a judge
     // started for it (nothing of an earlier problem's compiled graphs or allocations stays).
-    // Throws ReferenceError when the reference fails, InfraError when the judge does.
+    // With turns, other judges share the device: they may start, prepare and compile beside
+    // this one (max-autotune's compile excepted), never while it times. Throws ReferenceError
+    // when the reference fails, InfraError when the judge does.
     protocol::BaselineTimed baseline(const ProblemSpec& problem,
-                                     const protocol::BaselineRequest& request, double limit_s);
+                                     const protocol::BaselineRequest& request, double limit_s,
+                                     DeviceTurns* turns = nullptr);
 
     // The judge's hello: device, torch, CUDA and Python versions.
     const json& judge_hello() const { return judge_hello_; }

@@ -60,6 +60,9 @@ struct ReferenceProblem {
     // Calls on public seeds, kept: KernelBench's trials (its mode) and the baseline's inputs.
     std::map<std::uint64_t, std::pair<CallInputs, ReferenceOutput>> public_calls;
     std::map<std::string, protocol::BaselineTimed> baselines;
+    // torch.compile's model by mode, with the seconds its compile took (kbench baseline compiles
+    // in one request and times in the next, so that compiles can run beside each other).
+    std::map<std::string, std::pair<py::object, double>> compiled;
     // The arbiter: the model at a wider precision (float64 for fp32, float32 for fp16 and bf16),
     // made at the first trial of a candidate that needs it, released with the candidate.
     py::object arbiter;

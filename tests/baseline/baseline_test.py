@@ -41,10 +41,14 @@ def main():
     out = os.path.join(work, "timing")
     base = [kbench, "baseline", "--device", "cpu", "--level", "1", "--max-seconds", "1", "-q"]
 
-    # Eager for problems 1-2, then compiled for problem 1 (eager kept).
-    first = run(base + ["--problems", "1-2", "--json", "-o", out], env)
+    # Eager for problems 1-2 by two judges sharing the device, then compiled for problem 1
+    # (eager kept).
+    loud = [a for a in base if a != "-q"]
+    first = run(loud + ["--problems", "1-2", "--jobs", "2", "--json", "-o", out], env)
+    check("2 judges share the device" in first.stderr, first.stderr)
     rows = [json.loads(line) for line in first.stdout.splitlines()]
     check(len(rows) == 2 and all(r["mode"] == "eager" and not r["cached"] for r in rows), rows)
+    check(sorted(r["id"] for r in rows) == [1, 2], rows)
     compiled = run(base + ["--problems", "1", "--compile", "--json", "-o", out], env)
     rows += [json.loads(line) for line in compiled.stdout.splitlines()]
     by = {(r["id"], r["mode"], r["cached"]): r for r in rows}
