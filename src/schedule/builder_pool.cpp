@@ -164,15 +164,19 @@ std::string BuilderPool::visible_support(const BuildSupportState& state) const {
     return visible_support_;
 }
 
+std::map<std::string, std::string> BuilderPool::sandbox_environment(const fs::path& scratch) {
+    return {{"TORCH_EXTENSIONS_DIR", (scratch / "torch_extensions").string()},
+            {"TRITON_CACHE_DIR", (scratch / "triton").string()},
+            {"HOME", scratch.string()},
+            {"TMPDIR", scratch.string()},
+            {"USER", "kbench-sandbox"},
+            {"HF_HUB_OFFLINE", "1"}};  // no downloads from inside a sandbox
+}
+
 std::map<std::string, std::string> BuilderPool::prepare_sandbox(const std::string& key,
                                                                 const fs::path& scratch) const {
-    std::map<std::string, std::string> env = {
-        {"KBENCH_PREBUILT", (scratch / "prebuilt").string()},
-        {"TORCH_EXTENSIONS_DIR", (scratch / "torch_extensions").string()},
-        {"TRITON_CACHE_DIR", (scratch / "triton").string()},
-        {"HOME", scratch.string()},
-        {"TMPDIR", scratch.string()},
-        {"USER", "kbench-sandbox"}};
+    std::map<std::string, std::string> env = sandbox_environment(scratch);
+    env["KBENCH_PREBUILT"] = (scratch / "prebuilt").string();
     std::string altered;
     cache_.place_files(key, "triton", scratch / "triton");
     if (!cache_.place_modules(key, scratch / "prebuilt", &altered) && !altered.empty())

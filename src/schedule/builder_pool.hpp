@@ -73,6 +73,9 @@ class BuilderPool {
     // What the static rules see in the candidate's source (integrity/static_review.hpp).
     const integrity::StaticReport& review(const CandidateSpec& candidate);
 
+    // The environment that keeps a sandbox's caches, home and temporary files in its folder.
+    static std::map<std::string, std::string> sandbox_environment(const fs::path& scratch);
+
     // Places the candidate's checked extension modules in a sandbox's folder and returns the
     // environment that makes the sandbox use them, build only there, and keep its caches there.
     std::map<std::string, std::string> prepare_sandbox(const std::string& key,

@@ -344,7 +344,6 @@ void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& cand
     write_file_atomic(file, candidate.code);
     std::map<std::string, std::string> env =
         builds_.prepare_sandbox(builds_.key(candidate), scratch);
-    env["HF_HUB_OFFLINE"] = "1";  // no downloads from inside a sandbox
     // The candidate's modules as kbench placed them, read before its process starts.
     std::vector<fs::path> modules;
     std::error_code missing;
@@ -383,13 +382,7 @@ void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& cand
             // The reference as a candidate: its Model serves as ModelNew.
             write_file_atomic(reference_scratch / "reference.py",
                               problem.code + "\n\nModelNew = Model\n");
-            std::map<std::string, std::string> reference_env = {
-                {"TORCH_EXTENSIONS_DIR", (reference_scratch / "torch_extensions").string()},
-                {"TRITON_CACHE_DIR", (reference_scratch / "triton").string()},
-                {"HOME", reference_scratch.string()},
-                {"TMPDIR", reference_scratch.string()},
-                {"USER", "kbench-sandbox"},
-                {"HF_HUB_OFFLINE", "1"}};
+            auto reference_env = BuilderPool::sandbox_environment(reference_scratch);
             options_.policy.hand_over(reference_scratch, options_.scratch_dir);
             reference.emplace(zygote(),
                               SandboxProcess::Options{"sandbox", options_.env.device_kind,
