@@ -7,7 +7,10 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <optional>
+#include <sstream>
 
 #include "core/fields.hpp"
 #include "sandbox/lockdown.hpp"
@@ -167,31 +170,18 @@ class TreeCpu {
 
   private:
     static double ticks_of(pid_t pid) {
-        std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
-        if (!f) return 0;
-        char text[1024];
-        std::size_t got = std::fread(text, 1, sizeof text - 1, f);
-        std::fclose(f);
-        text[got] = 0;
+        std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         // After the command's closing parenthesis: state (field 3) ... utime, stime, cutime,
         // cstime (fields 14-17).
-        const char* at = std::strrchr(text, ')');
-        if (!at) return 0;
-        double field[18] = {};
-        int n = 3;
-        for (const char* c = at + 2; *c && n <= 17;) {
-            char* end = nullptr;
-            double value = std::strtod(c, &end);
-            if (end == c) {  // the state letter
-                while (*c && *c != ' ') ++c;
-            } else {
-                field[n] = value;
-                c = end;
-            }
-            ++n;
-            while (*c == ' ') ++c;
-        }
-        return field[14] + field[15] + field[16] + field[17];
+        auto at = text.rfind(')');
+        if (at == std::string::npos) return 0;
+        std::istringstream fields(text.substr(at + 1));
+        std::string skipped;
+        for (int n = 3; n < 14; ++n) fields >> skipped;
+        double utime = 0, stime = 0, cutime = 0, cstime = 0;
+        if (!(fields >> utime >> stime >> cutime >> cstime)) return 0;
+        return utime + stime + cutime + cstime;
     }
 
     pid_t root_;
