@@ -175,6 +175,10 @@ class Judge {
     protocol::SandboxAttached attach_reference(const protocol::AttachRequest& request,
                                                std::vector<int>& fds) {
         if (!session_) throw ProtocolError("the reference's sandbox comes after the candidate's");
+        // What the correctness phase left cached goes back to the device first: a third process
+        // now needs room beside the judge and the candidate's (a 6 GiB reference call of level 1
+        // problem 25 found 4.8 GiB free on the H200 without this).
+        release_memory();
         int socket = fds[0];
         fds.clear();
         if (reference_) reference_->detach();
