@@ -196,60 +196,73 @@ int run_baselines(const BaselineOptions& o) {
                 : std::clamp<std::size_t>(schedule::usable_cores().size() / 4, 1, 4);
         std::size_t jobs =
             std::clamp<std::size_t>(wanted, 1, std::max<std::size_t>(work.size(), 1));
+        // Settings that ran out of device memory beside other judges: timed again at the end,
+        // by one judge alone.
+        std::vector<std::pair<std::size_t, std::size_t>> again;
+        auto time_one = [&](schedule::Evaluator* evaluator, std::size_t i, std::size_t m,
+                            schedule::DeviceTurns* shared) {
+            const auto& p = problems[i];
+            const std::string& mode = modes[m];
+            json entry;
+            std::string error;
+            try {
+                protocol::BaselineTimed t = evaluator->baseline(
+                    schedule::problem_spec(p),
+                    {config.timing, true, mode == "eager" ? std::string() : mode}, o.limit_s,
+                    shared);
+                entry = summary_ms(*t.measured);
+                entry["compile_s"] = t.compile_s;
+                entry["level"] = p.level;
+                entry["id"] = p.id;
+                entry["name"] = p.name;
+                entry["hardware"] = hardware;
+                entry["device"] = device.label;
+                entry["precision_state"] = t.precision;
+                entry["made_at"] = utc_now();
+                write_baseline(setting_of(i, m), entry);
+            } catch (const std::exception& e) {  // this problem's, not the command's
+                error = e.what();
+            }
+            std::lock_guard<std::mutex> lock(mutex);
+            if (!error.empty() && shared && error.find("out of memory") != std::string::npos) {
+                if (log)
+                    log(p.label() + " (" + mode +
+                        ") ran out of device memory beside other judges: it is timed again "
+                        "alone at the end");
+                again.emplace_back(i, m);
+                return;
+            }
+            if (error.empty()) {
+                ++timed;
+                cells[i][m] = {entry, false, false};
+            } else {
+                ++failed;
+                cells[i][m] = {json(nullptr), false, false};
+                if (o.json)
+                    std::cout << json{{"level", p.level},
+                                      {"problem_id", p.id},
+                                      {"name", p.name},
+                                      {"mode", mode},
+                                      {"error", error}}
+                                     .dump()
+                              << std::endl;
+                if (log) log(p.label() + " (" + mode + ") failed: " + error);
+            }
+            finish(i, m);
+        };
         auto serve = [&](std::size_t job) {
-            schedule::Evaluator* evaluator = evaluators[job].get();
             for (;;) {
-                std::size_t i, m, k;
+                std::size_t i, m;
                 {
                     std::lock_guard<std::mutex> lock(mutex);
                     if (next >= work.size()) return;
                     std::tie(i, m) = work[next++];
-                    k = ++started;
                     if (log)
                         log(fmt::format(
-                            "[{}/{}] timing {} ({})", k, work.size(), problems[i].label(),
+                            "[{}/{}] timing {} ({})", ++started, work.size(), problems[i].label(),
                             modes[m] == "eager" ? "eager" : "torch.compile " + modes[m]));
                 }
-                const auto& p = problems[i];
-                const std::string& mode = modes[m];
-                json entry;
-                std::string error;
-                try {
-                    protocol::BaselineTimed t = evaluator->baseline(
-                        schedule::problem_spec(p),
-                        {config.timing, true, mode == "eager" ? std::string() : mode}, o.limit_s,
-                        jobs > 1 ? &turns : nullptr);
-                    entry = summary_ms(*t.measured);
-                    entry["compile_s"] = t.compile_s;
-                    entry["level"] = p.level;
-                    entry["id"] = p.id;
-                    entry["name"] = p.name;
-                    entry["hardware"] = hardware;
-                    entry["device"] = device.label;
-                    entry["precision_state"] = t.precision;
-                    entry["made_at"] = utc_now();
-                    write_baseline(setting_of(i, m), entry);
-                } catch (const std::exception& e) {  // this problem's, not the command's
-                    error = e.what();
-                }
-                std::lock_guard<std::mutex> lock(mutex);
-                if (error.empty()) {
-                    ++timed;
-                    cells[i][m] = {entry, false, false};
-                } else {
-                    ++failed;
-                    cells[i][m] = {json(nullptr), false, false};
-                    if (o.json)
-                        std::cout << json{{"level", p.level},
-                                          {"problem_id", p.id},
-                                          {"name", p.name},
-                                          {"mode", mode},
-                                          {"error", error}}
-                                         .dump()
-                                  << std::endl;
-                    if (log) log(p.label() + " (" + mode + ") failed: " + error);
-                }
-                finish(i, m);
+                time_one(evaluators[job].get(), i, m, jobs > 1 ? &turns : nullptr);
             }
         };
         if (jobs > 1 && log)
@@ -274,6 +287,12 @@ int run_baselines(const BaselineOptions& o) {
                 serve(job);
             });
         for (auto& t : threads) t.join();
+        // The other judges end, and their memory with them.
+        evaluators.resize(1);
+        for (auto [i, m] : again) {
+            if (log) log("timing " + problems[i].label() + " (" + modes[m] + ") again, alone");
+            time_one(evaluators[0].get(), i, m, nullptr);
+        }
         evaluators.clear();
         for (std::size_t i = 0; i < problems.size(); ++i)
             for (std::size_t m = 0; m < modes.size(); ++m)
