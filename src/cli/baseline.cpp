@@ -113,8 +113,15 @@ int run_baselines(const BaselineOptions& o) {
         if (log) log("starting the judge (" + device.label + ")");
         schedule::BuilderPool builds(
             make_builder_options(run, options.env, options.policy, scratch / "work", log));
+        std::size_t wanted =
+            o.jobs > 0 ? std::size_t(o.jobs)
+            : device.kind == "cpu"
+                ? 1
+                : std::clamp<std::size_t>(schedule::usable_cores().size() / 4, 1, 4);
         auto evaluator_options = [&](std::size_t job) {
             schedule::EvaluatorOptions e = options;
+            // Each judge caches reference calls in its share of the device's memory.
+            e.env.device_share = int(wanted);
             e.scratch_dir = options.scratch_dir / ("job-" + std::to_string(job));
             e.env.log_dir = options.env.log_dir / ("job-" + std::to_string(job));
             return e;
@@ -189,11 +196,6 @@ int run_baselines(const BaselineOptions& o) {
                 }
 
         schedule::DeviceTurns turns;
-        std::size_t wanted =
-            o.jobs > 0 ? std::size_t(o.jobs)
-            : device.kind == "cpu"
-                ? 1
-                : std::clamp<std::size_t>(schedule::usable_cores().size() / 4, 1, 4);
         std::size_t jobs =
             std::clamp<std::size_t>(wanted, 1, std::max<std::size_t>(work.size(), 1));
         // Settings that ran out of device memory beside other judges: timed again at the end,

@@ -34,6 +34,8 @@ WorkerProcess::WorkerProcess(const WorkerEnvironment& env, const std::string& ro
         if (!std::getenv(offline)) spec.env_set.emplace_back(offline, "1");
     if (env.device_kind == "cuda")
         spec.env_set.emplace_back("CUDA_VISIBLE_DEVICES", env.visible_gpu);
+    if (env.device_share > 1)
+        spec.env_set.emplace_back("KBENCH_DEVICE_SHARE", std::to_string(env.device_share));
     // On a CPU the judge and the sandbox take turns on the same cores: PyTorch's threads must
     // sleep when idle, not spin on the core the other process waits for (judge and sandboxes
     // alike, so baseline and candidate are timed the same way).

@@ -28,6 +28,8 @@ struct WorkerEnvironment {
                                       // PyTorch uses as many threads
     fs::path log_dir;                 // worker logs
     int nice = 0;                     // added to the workers' niceness
+    int device_share = 1;             // judges sharing the device (kbench baseline --jobs):
+                                      // each caches reference calls in its share of memory
 };
 
 // A long-lived trusted worker (judge or zygote): python -m kbench_worker ROLE 3 DEVICE, with a

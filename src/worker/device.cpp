@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
 
 #ifdef KBENCH_WITH_CUDA
@@ -51,6 +53,8 @@ void cuda_check(int error, const char* what) {
 
 Device Device::open(const std::string& kind) {
     Device d;
+    if (const char* share = std::getenv("KBENCH_DEVICE_SHARE"))
+        d.share_ = std::size_t(std::clamp(std::atoi(share), 1, 64));
     if (kind == "cpu") {
         d.cache_bytes_ = cpu_cache_bytes();
         d.memory_bytes_ =

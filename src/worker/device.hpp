@@ -26,6 +26,9 @@ class Device {
     json describe() const;
     std::size_t cache_bytes() const { return cache_bytes_; }
     std::size_t memory_bytes() const { return memory_bytes_; }
+    // What a judge keeps of reference calls: a quarter of the memory, divided among the judges
+    // that share the device ($KBENCH_DEVICE_SHARE, set by kbench baseline --jobs).
+    std::size_t reference_cache_bytes() const { return memory_bytes_ / 4 / share_; }
 
     // A small known computation; throws if the device cannot run it.
     void check_health() const;
@@ -34,6 +37,7 @@ class Device {
     bool cuda_ = false;
     std::size_t cache_bytes_ = 0;
     std::size_t memory_bytes_ = 0;
+    std::size_t share_ = 1;
     json info_;
 };
 

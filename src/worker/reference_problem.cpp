@@ -72,10 +72,11 @@ ReferenceOutput run_reference(ReferenceProblem& p, const CallInputs& inputs, con
 const std::pair<CallInputs, ReferenceOutput>& public_call(ReferenceProblem& p, std::uint64_t seed,
                                                           const Device& device) {
     if (auto it = p.public_calls.find(seed); it != p.public_calls.end()) return it->second;
-    // Kept within a quarter of the device's memory: older calls go first.
+    // Kept within a quarter of the device's memory (of this judge's share of it): older calls go
+    // first.
     std::size_t kept = 0;
     for (const auto& [s, call] : p.public_calls) kept += call.first.bytes + call.second.bytes;
-    if (kept + p.trial_bytes > device.memory_bytes() / 4) {
+    if (kept + p.trial_bytes > device.reference_cache_bytes()) {
         p.public_calls.clear();
         if (device.is_cuda()) py::module_::import("torch").attr("cuda").attr("empty_cache")();
     }
