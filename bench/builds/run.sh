@@ -12,7 +12,8 @@
 #
 # "old" runs the as-written eval too (it takes about five minutes for 50 candidates); DEADLINE_S
 # (seconds from the start) cuts either eval short with SIGINT, and its rate is then what it
-# finished over the time it ran. COUNT takes the first COUNT candidates only.
+# finished over the time it ran. COUNT takes the first COUNT candidates only; EVAL_ARGS are added
+# to both evals (-v: where each candidate's time went, in $name.err).
 # Results: $OUT/builds.txt, $OUT/builds.tar.gz.
 set -uo pipefail
 T0=$(date +%s)
@@ -73,7 +74,7 @@ evaluate() {  # NAME CACHE SECONDS [ARGS...]: SECONDS (0: none) cuts it short wi
   local cut=()
   [ "$limit" -gt 0 ] && cut=(timeout -s INT "$limit")
   "${cut[@]}" "$BUILD/kbench" eval --dataset "$DATA" --candidates "$CANDS" --runs-dir "$WORK/runs" \
-    --run "$name" --level 1 --level 2 --cache-dir "$cache" "$@" > "$RES/$name.out" 2> "$RES/$name.err"
+    --run "$name" --level 1 --level 2 --cache-dir "$cache" "$@" ${EVAL_ARGS:-} > "$RES/$name.out" 2> "$RES/$name.err"
   local rc=$?
   local s; s=$(since "$start")
   cp "$WORK/runs/$name/verdicts.jsonl" "$RES/$name.verdicts.jsonl" 2>/dev/null

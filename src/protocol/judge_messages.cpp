@@ -19,6 +19,25 @@ double quantile(const std::vector<double>& sorted, double q) {
 
 }  // namespace
 
+json steps_json(const StepSeconds& steps) {
+    json j = json::object();
+    for (const auto& [name, seconds] : steps) j[name] = real_json(seconds);
+    return j;
+}
+
+StepSeconds steps_from(const json& j, const std::string& where) {
+    if (!j.is_object()) throw ProtocolError(where + ": steps_s is not an object");
+    StepSeconds steps;
+    for (const auto& [name, value] : j.items()) {
+        double seconds = real_from_json(value, where + ".steps_s." + name);
+        if (!std::isfinite(seconds) || seconds < 0)
+            throw ProtocolError(where + ": step " + name + " took " + std::to_string(seconds) +
+                                " s");
+        steps[name] = seconds;
+    }
+    return steps;
+}
+
 json JudgeHello::to_json() const {
     return json{{"role", "judge"},
                 {"device", device},
@@ -128,7 +147,8 @@ json CorrectnessChecked::to_json() const {
                 {"max_rel_diff", real_json(max_rel_diff)},
                 {"failure", failure},
                 {"arbitration", arbitration},
-                {"kernels", kernels}};
+                {"kernels", kernels},
+                {"steps_s", steps_json(steps_s)}};
 }
 
 namespace {
@@ -151,7 +171,8 @@ CorrectnessChecked CorrectnessChecked::from_json(const json& j) {
                          f.real("max_rel_diff"),
                          f.text("failure"),
                          f.any("arbitration"),
-                         kernels_from(f, "correctness reply")};
+                         kernels_from(f, "correctness reply"),
+                         steps_from(f.object("steps_s"), "correctness reply")};
     if (!c.arbitration.is_null() && !c.arbitration.is_object())
         throw ProtocolError("correctness reply: arbitration is neither null nor an object");
     if (c.trials_passed < 0 || c.trials_passed > c.trials)
@@ -228,7 +249,8 @@ json CandidateTimed::to_json() const {
                 {"arbitration", arbitration},
                 {"kernels", kernels},
                 {"baseline", baseline ? baseline->to_json() : json(nullptr)},
-                {"round_ratios", reals_json(round_ratios)}};
+                {"round_ratios", reals_json(round_ratios)},
+                {"steps_s", steps_json(steps_s)}};
 }
 
 CandidateTimed CandidateTimed::from_json(const json& j) {
@@ -244,6 +266,7 @@ CandidateTimed CandidateTimed::from_json(const json& j) {
     if (t.failure.empty()) t.measured = Measured::from_json(f.object("measured"));
     if (!f.any("baseline").is_null()) t.baseline = Measured::from_json(f.object("baseline"));
     t.round_ratios = f.reals("round_ratios");
+    t.steps_s = steps_from(f.object("steps_s"), "timing reply");
     for (double r : t.round_ratios)
         if (!std::isfinite(r) || r <= 0)
             throw ProtocolError("timing reply: a round's ratio of " + std::to_string(r));

@@ -4,6 +4,7 @@
 // makes every input, owns the clock around every timed request and takes every output itself.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,12 @@
 #include "protocol/message.hpp"
 
 namespace kbench::protocol {
+
+// Where a judge's reply spent its time, step by step (seconds; `-v` shows it): nothing is
+// decided on it.
+using StepSeconds = std::map<std::string, double>;
+json steps_json(const StepSeconds& steps);
+StepSeconds steps_from(const json& j, const std::string& where);
 
 struct JudgeHello {
     json device;  // what the judge's device says of itself (name, capability, memory, ...)
@@ -111,6 +118,7 @@ struct CorrectnessChecked {
     json arbitration;
     // The kernels the sandbox ran meanwhile (a KernelsReported), or null.
     json kernels;
+    StepSeconds steps_s;
 
     json to_json() const;
     static CorrectnessChecked from_json(const json& j);
@@ -152,6 +160,7 @@ struct CandidateTimed {
     // samples in the round over the candidate's).
     std::optional<Measured> baseline;
     std::vector<double> round_ratios;
+    StepSeconds steps_s;
 
     json to_json() const;
     static CandidateTimed from_json(const json& j);

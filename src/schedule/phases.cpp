@@ -45,6 +45,21 @@ std::optional<Decision> signalled(const ConfinedExit& e, PhaseContext& c) {
     return Decision{Status::rejected, what};
 }
 
+std::string fine_seconds(double seconds) {
+    return fmt::format("{:.2f} s", seconds);
+}
+
+// "inputs 0.12 s, requests 1.40 s, ...", longest first.
+std::string steps_text(const protocol::StepSeconds& steps) {
+    std::vector<std::pair<std::string, double>> sorted(steps.begin(), steps.end());
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::string out;
+    for (const auto& [name, seconds] : sorted)
+        out += fmt::format("{}{} {:.3f} s", out.empty() ? "" : ", ", name, seconds);
+    return out;
+}
+
 }  // namespace
 
 Decision decide_fault(const protocol::Fault& fault, const std::string& phase_name,
@@ -144,14 +159,15 @@ static PhaseOutcome floor_rule(PhaseContext& c, const json& work) {
 }
 
 PhaseOutcome attach_phase(PhaseContext& c, int socket, std::int64_t sandbox_pid) {
+    auto start = sandbox::Clock::now();
     const PhaseLimits& l = c.config.limits;
     auto reply = c.judge.attach(
         {sandbox_pid, l.load_s, l.call_factor, l.call_floor_s, l.first_call_s}, socket);
     if (!reply.ok()) return decide_fault(*reply.fault, "start", c);
     const protocol::Overhead& o = reply.value->overhead;
-    detail(c, "  sandbox attached; a request costs " + std::to_string(int(o.fixed_us)) + " + " +
-                  std::to_string(int(o.per_call_us)) + " us a call (spread " +
-                  std::to_string(int(o.spread_us)) + " us)");
+    detail(c, "  sandbox attached in " + fine_seconds(seconds_since(start)) + "; a request costs " +
+                  std::to_string(int(o.fixed_us)) + " + " + std::to_string(int(o.per_call_us)) +
+                  " us a call (spread " + std::to_string(int(o.spread_us)) + " us)");
     return std::nullopt;
 }
 
@@ -174,7 +190,7 @@ PhaseOutcome correctness_phase(PhaseContext& c) {
     c.verdict.correctness.arbitration = r.arbitration;
     if (!r.arbitration.is_null()) detail(c, "  arbitration: " + r.arbitration.dump());
     detail(c, "  correctness: " + std::to_string(r.trials_passed) + "/" + std::to_string(r.trials) +
-                  " trials passed");
+                  " trials passed (" + steps_text(r.steps_s) + ")");
     bool passed = r.trials_passed == r.trials;
     if (auto o = kernel_rules(c, r.kernels, passed)) return o;
     if (passed) return std::nullopt;
@@ -188,6 +204,7 @@ PhaseOutcome correctness_phase(PhaseContext& c) {
 static PhaseOutcome attach_reference(PhaseContext& c) {
     auto start = sandbox::Clock::now();
     auto [socket, pid] = c.start_reference();
+    double started_s = seconds_since(start);
     const PhaseLimits& l = c.config.limits;
     auto harness = [&](const protocol::Fault& f) {
         return decide_fault({protocol::FaultKind::harness,
@@ -197,10 +214,12 @@ static PhaseOutcome attach_reference(PhaseContext& c) {
     auto attached = c.judge.attach(
         {pid, l.load_s, l.call_factor, l.call_floor_s, l.first_call_s, true}, socket);
     if (!attached.ok()) return harness(*attached.fault);
+    double attached_s = seconds_since(start);
     auto loaded = c.judge.load({c.reference_file, l.load_s, true});
     if (!loaded.ok()) return harness(*loaded.fault);
-    detail(c, "  the reference's own sandbox started and loaded in " +
-                  seconds_text(seconds_since(start)));
+    detail(c, "  the reference's own sandbox started in " + fine_seconds(started_s) +
+                  ", attached in " + fine_seconds(attached_s - started_s) + ", loaded in " +
+                  fine_seconds(seconds_since(start) - attached_s));
     return std::nullopt;
 }
 
@@ -237,16 +256,18 @@ PhaseOutcome timing_phase(PhaseContext& c) {
         c.verdict.integrity.push_back(
             {"processes_started", "warn",
              "processes the candidate started that still ran after timing: " + joined(processes)});
-    detail(c, "  timed: median " + std::to_string(int(c.verdict.timing->median_us)) +
-                  " us, n=" + std::to_string(c.verdict.timing->n) + ", " +
-                  std::to_string(r.checked_calls) + " timed call(s) checked");
+    detail(c, "  timed: median " + std::to_string(int(c.verdict.timing->median_us)) + " us, n=" +
+                  std::to_string(c.verdict.timing->n) + ", " + std::to_string(r.checked_calls) +
+                  " timed call(s) checked (" + steps_text(r.steps_s) + ")");
     return std::nullopt;
 }
 
 PhaseOutcome finish_phase(PhaseContext& c) {
+    auto start = sandbox::Clock::now();
     auto reply = c.judge.detach();
     if (!reply.ok()) return decide_fault(*reply.fault, "the end of the evaluation", c);
     ConfinedExit e = c.sandbox.finish();
+    detail(c, "  sandbox detached and ended in " + fine_seconds(seconds_since(start)));
     if (!e.leftovers.empty())
         c.verdict.integrity.push_back(
             {"processes_left_behind", "warn",

@@ -49,6 +49,7 @@ class TimedCalls : public timing::RemoteCalls {
         ReferenceProblem& p = s_.p_;
         last_.clear();
         std::vector<Exchange::Call> calls;
+        std::optional<StepTimes::Scope> inputs_step(std::in_place, s_.steps_, "inputs");
         for (int i = 0; i < count; ++i) {
             std::size_t index = first + std::size_t(i);
             Pending pending;
@@ -61,6 +62,7 @@ class TimedCalls : public timing::RemoteCalls {
             }
             last_.push_back(std::move(pending));
         }
+        inputs_step.reset();
         for (Pending& pending : last_) {
             if (p.strict) pending.inputs = &pending.fresh;  // now that last_ holds them for good
             calls.push_back({pending.inputs, s_.p_.outputs});
@@ -68,7 +70,10 @@ class TimedCalls : public timing::RemoteCalls {
         s_.exchange_.set_where(count == 1 ? "timed call " + std::to_string(first)
                                           : "timed calls " + std::to_string(first) + "-" +
                                                 std::to_string(first + std::size_t(count) - 1));
-        Exchange::Outcome outcome = s_.exchange_.run(calls, true, false, false);
+        Exchange::Outcome outcome = [&] {
+            StepTimes::Scope step(s_.steps_, "requests");
+            return s_.exchange_.run(calls, true, false, false);
+        }();
         check_signals(s_.blamed_pid());
         claims_ = outcome.done.results;
         timing::RequestRecord record;
@@ -79,6 +84,7 @@ class TimedCalls : public timing::RemoteCalls {
             record.event_us.push_back(claims.event_us);
             record.host_us.push_back(claims.host_us);
         }
+        StepTimes::Scope step(s_.steps_, "checks");
         for (std::size_t i = 0; i < last_.size(); ++i)
             if (last_[i].checked) check(i);
         return record;
@@ -194,10 +200,15 @@ class WatchedCalls : public timing::RemoteCalls {
     WatchedCalls(timing::RemoteCalls& calls, pid_t other) : calls_(calls), other_(other) {}
 
     timing::RequestRecord run(std::size_t first, int count) override {
+        auto start = StepTimes::Clock::now();
         if (++requests_ % 32 == 0) other_.refresh();
         double before = other_.seconds();
+        auto watched = StepTimes::Clock::now();
         timing::RequestRecord r = calls_.run(first, count);
+        auto back = StepTimes::Clock::now();
         other_cpu_s_ += std::max(0.0, other_.seconds() - before);
+        watch_s_ +=
+            std::chrono::duration<double>(watched - start + StepTimes::Clock::now() - back).count();
         wall_s_ += r.wall_us * 1e-6;
         return r;
     }
@@ -205,6 +216,8 @@ class WatchedCalls : public timing::RemoteCalls {
 
     double other_cpu_s() const { return other_cpu_s_; }
     double wall_s() const { return wall_s_; }
+    // Spent reading the other side's CPU time.
+    double watch_s() const { return watch_s_; }
 
   private:
     timing::RemoteCalls& calls_;
@@ -212,6 +225,7 @@ class WatchedCalls : public timing::RemoteCalls {
     long requests_ = 0;
     double other_cpu_s_ = 0;
     double wall_s_ = 0;
+    double watch_s_ = 0;
 };
 
 // The reference's own sandbox, timed as the baseline: what goes wrong there is not the
@@ -393,6 +407,7 @@ std::string CandidateSession::check_call(std::size_t position, const CallInputs&
 protocol::CorrectnessChecked CandidateSession::correctness(
     const protocol::CorrectnessRequest& request) {
     exchange_.set_deadline(request.limit_s, "correctness");
+    steps_.clear();
     protocol::CorrectnessChecked out;
     out.trials = p_.trials;
     Arbitration arbitration;
@@ -403,7 +418,11 @@ protocol::CorrectnessChecked CandidateSession::correctness(
         const ReferenceOutput* reference = &fresh_reference;
         if (p_.strict) {
             // Seeds drawn with this candidate's key: no candidate can prepare for them.
-            fresh = make_call_inputs(p_, keys_.seed("trial", std::uint64_t(t)), device_);
+            {
+                StepTimes::Scope step(steps_, "inputs");
+                fresh = make_call_inputs(p_, keys_.seed("trial", std::uint64_t(t)), device_);
+            }
+            StepTimes::Scope step(steps_, "reference");
             fresh_reference = run_reference(p_, fresh, device_);
         } else {
             const auto& kb = public_call(p_, p_.public_trial_seeds[std::size_t(t)], device_);
@@ -412,9 +431,11 @@ protocol::CorrectnessChecked CandidateSession::correctness(
         }
         exchange_.set_where("trial " + std::to_string(t));
         scale_deadlines();
+        std::optional<StepTimes::Scope> step(std::in_place, steps_, "requests");
         auto outcome =
             exchange_.run({{inputs, output_shapes(*reference)}}, false, p_.strict, false);
         check_signals(sandbox_pid_);
+        step.emplace(steps_, "checks");
         CompareResult stats;
         std::string where = "trial " + std::to_string(t);
         std::string failure =
@@ -432,7 +453,11 @@ protocol::CorrectnessChecked CandidateSession::correctness(
     }
     exchange_.check_outputs_unchanged();
     if (arbitration.trials > 0) out.arbitration = arbitration.to_json(p_);
-    out.kernels = kernels();
+    {
+        StepTimes::Scope step(steps_, "kernel records");
+        out.kernels = kernels();
+    }
+    out.steps_s = steps_.seconds();
     return out;
 }
 
@@ -525,6 +550,8 @@ std::string CandidateSession::arbitrate(std::size_t position, const CallInputs& 
 protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest& request,
                                                   CandidateSession* reference) {
     exchange_.set_deadline(request.limit_s, "timing");
+    steps_.clear();
+    if (reference) reference->steps_.clear();
     // The reference harness's protocol flushes with a buffer of its own size.
     if (request.timing.protocol == Mode::kernelbench)
         exchange_.set_flush_bytes(std::size_t(request.timing.kb_flush_bytes));
@@ -601,6 +628,7 @@ protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest&
         // Its kernel records are read, so that both sandboxes did the same work; they are not
         // the candidate's.
         if (device_.is_cuda()) {
+            StepTimes::Scope step(steps_, "reference's kernel records");
             try {
                 reference->kernels();
             } catch (const FaultError& e) {
@@ -611,7 +639,21 @@ protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest&
     }
     out.checked_calls = calls.checked();
     if (calls.arbitration().trials > 0) out.arbitration = calls.arbitration().to_json(p_);
-    out.kernels = kernels();
+    {
+        StepTimes::Scope step(steps_, "kernel records");
+        out.kernels = kernels();
+    }
+    steps_.add("warm-up", measured.warmup_s);
+    if (baseline) {
+        steps_.add("reference's warm-up", measured.baseline_warmup_s);
+        steps_.add("rounds", measured.sampling_s);
+        steps_.add("watching CPU time",
+                   watched_reference->watch_s() + watched_candidate->watch_s());
+        steps_.add_all(reference->steps_, "reference's ");
+    } else {
+        steps_.add("sampling", measured.sampling_s);
+    }
+    out.steps_s = steps_.seconds();
     const timing::Measurement& m = measured.measurement;
     out.measured = {m.samples_us, m.converged, m.warmup_calls, m.calls, m.outside_stream_samples,
                     m.statistic};

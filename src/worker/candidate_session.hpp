@@ -10,6 +10,7 @@
 #include "protocol/judge_messages.hpp"
 #include "worker/exchange.hpp"
 #include "worker/reference_problem.hpp"
+#include "worker/step_times.hpp"
 #include "worker/timing/trusted_clock.hpp"
 
 namespace kbench::worker {
@@ -95,6 +96,7 @@ class CandidateSession {
     pid_t blamed_pid_ = 0;
     timing::RequestOverhead overhead_;
     int max_batch_ = 1;
+    StepTimes steps_;  // of the request under way
 };
 
 }  // namespace kbench::worker

@@ -137,6 +137,23 @@ TEST(Protocol, ACorrectnessReplyCannotClaimMoreThanItRan) {
     EXPECT_THROW(CorrectnessChecked::from_json(j), ProtocolError);
 }
 
+TEST(Protocol, StepTimesAreFiniteAndNotNegative) {
+    CorrectnessChecked c{5, 5, 0, 0, ""};
+    c.steps_s = {{"inputs", 0.25}, {"requests", 1.5}};
+    EXPECT_EQ(CorrectnessChecked::from_json(c.to_json()).steps_s, c.steps_s);
+    json j = c.to_json();
+    j["steps_s"]["inputs"] = -1.0;
+    EXPECT_THROW(CorrectnessChecked::from_json(j), ProtocolError);
+    j["steps_s"]["inputs"] = "inf";
+    EXPECT_THROW(CorrectnessChecked::from_json(j), ProtocolError);
+    j["steps_s"] = json::array();
+    EXPECT_THROW(CorrectnessChecked::from_json(j), ProtocolError);
+    CandidateTimed t;
+    t.measured = {{1, 2}, true, 0, 2, 0, "median"};
+    t.steps_s = {{"rounds", 2.0}};
+    EXPECT_EQ(CandidateTimed::from_json(t.to_json()).steps_s, t.steps_s);
+}
+
 TEST(Protocol, AMeasurementNeedsFiniteSamples) {
     json j = Measured{{1, 2}, true, 0, 2, 0, "median"}.to_json();
     j["samples_us"] = json::array();

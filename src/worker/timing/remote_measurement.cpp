@@ -169,18 +169,24 @@ RemoteMeasurement measure_remote(RemoteCalls& calls, const TimingConfig& config,
         }
         m.converged = true;
     } else {
+        auto warm_start = Clock::now();
         Warm warm = warm_up(requests, next, config, target_request_us, max_batch);
+        out.warmup_s = seconds_since(warm_start);
         m.warmup_calls = warm.calls;
         out.batch = warm.batch;
         if (baseline) {
             // The baseline's own warm-up, on its own clock check and batch.
             Requests base_requests(baseline->calls, baseline->overhead, false);
             std::size_t base_next = 0;
+            auto base_start = Clock::now();
             Warm base_warm =
                 warm_up(base_requests, base_next, config, target_request_us, baseline->max_batch);
+            out.baseline_warmup_s = seconds_since(base_start);
             out.baseline_warmup_calls = base_warm.calls;
             out.baseline_batch = base_warm.batch;
+            auto rounds_start = Clock::now();
             sample_in_rounds(requests, next, base_requests, base_next, config, out);
+            out.sampling_s = seconds_since(rounds_start);
             out.baseline_calls = base_next;
             m.calls = next;
             out.clock = judge_clock(requests.checks());
@@ -199,6 +205,7 @@ RemoteMeasurement measure_remote(RemoteCalls& calls, const TimingConfig& config,
             }
         }
         m.converged = criterion.converged();
+        out.sampling_s = seconds_since(sampling_start);
     }
     m.calls = next;
     out.clock = judge_clock(requests.checks());

@@ -40,6 +40,10 @@ struct RemoteMeasurement {
     int baseline_warmup_calls = 0;
     std::size_t baseline_calls = 0;
     int baseline_outside_stream_samples = 0;
+    // Seconds each step took: the candidate's warm-up, the baseline's, sampling (rounds).
+    double warmup_s = 0;
+    double baseline_warmup_s = 0;
+    double sampling_s = 0;
 };
 
 // Rounds of kbench's protocol with a baseline: at least kMinRounds; each holds kRoundRequests
