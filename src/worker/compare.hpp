@@ -25,8 +25,10 @@ struct CompareResult {
 
 // Compares one call's outputs with the reference's. `claims` is the sandbox's account of what it
 // returned (it can only make a call fail: it explains why); `captured` are the bytes the judge
-// took from its own buffers, which decide whether the values match. Differences are computed in
-// float64, so no value a candidate returns can overflow them.
+// took from its own buffers, which decide whether the values match. Whether values are close is
+// decided in float64, so no value a candidate returns can overflow a difference: equal outputs
+// are seen at once, and float32 (or narrower) outputs whose every value is within half the
+// tolerance in float32 are close in float64 too, so only the others are compared in float64.
 CompareResult compare_outputs(const std::vector<at::Tensor>& reference,
                               const std::vector<at::Tensor>& captured,
                               const protocol::CallResult& claims, const CompareSpec& spec,

@@ -7,8 +7,10 @@
 #include <array>
 
 #include "sandbox/framing.hpp"
+#include "worker/compare.hpp"
 #include "worker/device.hpp"
 #include "worker/judge.hpp"
+#include "worker/python_program.hpp"
 #include "worker/torch_common.hpp"
 #include "worker/zygote.hpp"
 
@@ -61,6 +63,31 @@ int main(const std::string& role, int fd, const std::string& device) {
     return 3;
 }
 
+// kbench's comparison of a call's outputs, for Python: lists of tensors (the reference's, the
+// candidate's) and the tolerances; a dict of the result.
+py::dict compare_for_python(const py::list& reference, const py::list& candidate, double atol,
+                            double rtol, bool strict) {
+    auto tensors = [](const py::list& values) {
+        std::vector<at::Tensor> out;
+        for (py::handle v : values) {
+            if (!is_tensor(v)) throw std::invalid_argument("compare_values takes tensors");
+            out.push_back(THPVariable_Unpack(v.ptr()));
+        }
+        return out;
+    };
+    std::vector<at::Tensor> ref = tensors(reference), got = tensors(candidate);
+    if (ref.size() != got.size()) throw std::invalid_argument("as many outputs on both sides");
+    for (std::size_t i = 0; i < ref.size(); ++i)
+        if (ref[i].sizes() != got[i].sizes()) throw std::invalid_argument("shapes differ");
+    CompareResult r = compare_values(ref, got, {atol, rtol, strict}, "call");
+    py::dict out;
+    out["ok"] = r.ok;
+    out["reason"] = r.reason;
+    out["max_abs_diff"] = r.max_abs_diff;
+    out["max_rel_diff"] = r.max_rel_diff;
+    return out;
+}
+
 }  // namespace
 }  // namespace kbench::worker
 
@@ -68,4 +95,6 @@ PYBIND11_MODULE(_kbench_worker, m) {
     m.doc() = "kbench worker: judge, zygote and sandbox";
     m.def("main", &kbench::worker::main, "Serve as ROLE on the socket FD for DEVICE");
     m.def("built_with_cuda", &kbench::worker::built_with_cuda);
+    m.def("compare_values", &kbench::worker::compare_for_python,
+          "kbench's comparison of outputs with the reference's (values only)");
 }

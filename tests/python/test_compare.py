@@ -1,0 +1,132 @@
+"""kbench's comparison of outputs (src/worker/compare.cpp) against a float64 comparison written
+here: its shortcuts (equal outputs, the float32 screen of values within half the tolerance) must
+decide exactly as float64 does, and report the same largest differences.
+
+Needs the built worker module (ctest sets PYTHONPATH to the build's python folder); skipped
+without it.
+"""
+
+import math
+
+import pytest
+import torch
+
+worker = pytest.importorskip("kbench_worker._kbench_worker")
+
+ATOL = RTOL = 1e-4
+
+
+def expected(ref, got, atol=ATOL, rtol=RTOL, strict=True):
+    """Every value close, the largest differences where both are finite, in float64."""
+    r, g = ref.double().reshape(-1), got.double().reshape(-1)
+    diff = (g - r).abs()
+    close = (diff <= atol + rtol * r.abs()) | (g == r)
+    if strict:
+        close |= r.isnan() & g.isnan()
+    finite = r.isfinite() & g.isfinite()
+    d = torch.where(finite, diff, torch.zeros((), dtype=torch.float64))
+    rel = d / r.abs().clamp_min(atol)
+    return bool(close.all()), float(d.max()), float(rel.max())
+
+
+def compare(ref, got, atol=ATOL, rtol=RTOL, strict=True):
+    return worker.compare_values([ref], [got], atol, rtol, strict)
+
+
+def agrees(ref, got, **kw):
+    ok, max_abs, max_rel = expected(ref, got, **kw)
+    r = compare(ref, got, **kw)
+    assert r["ok"] == ok, (r, ok)
+    assert r["max_abs_diff"] == pytest.approx(max_abs, rel=1e-6, abs=0)
+    assert r["max_rel_diff"] == pytest.approx(max_rel, rel=1e-6, abs=0)
+    return r
+
+
+def test_equal_outputs_have_no_difference():
+    ref = torch.randn(1000)
+    r = agrees(ref, ref.clone())
+    assert r["ok"] and r["max_abs_diff"] == 0 and r["max_rel_diff"] == 0
+
+
+def test_values_within_half_the_tolerance_are_close_with_their_differences():
+    torch.manual_seed(1)
+    ref = torch.randn(4096) * 10
+    got = ref + (torch.rand(4096) - 0.5) * 1e-4 * (1 + ref.abs())  # within half
+    r = agrees(ref, got)
+    assert r["ok"] and r["max_abs_diff"] > 0
+
+
+@pytest.mark.parametrize("factor", [0.51, 0.9, 0.999, 1.001, 1.5, 100.0])
+def test_values_near_the_tolerance_decide_as_float64_does(factor):
+    torch.manual_seed(2)
+    ref = torch.randn(2048) * 3
+    got = ref.clone()
+    # One value at factor x its tolerance, the rest well within it.
+    got[777] = ref[777] + factor * (ATOL + RTOL * abs(float(ref[777])))
+    r = agrees(ref, got)
+    assert r["ok"] == (factor < 1), r
+    if not r["ok"]:
+        assert "1 of 2048 values differ" in r["reason"]
+
+
+def test_nan_and_infinity():
+    ref = torch.tensor([1.0, float("nan"), float("inf"), -2.0])
+    assert compare(ref, ref.clone())["ok"]  # NaN where the reference has NaN (strict)
+    assert not compare(ref, ref.clone(), strict=False)["ok"]
+    got = ref.clone()
+    got[0] = float("nan")
+    r = compare(ref, got)
+    assert not r["ok"] and "NaN or Inf" in r["reason"]
+    got = ref.clone()
+    got[3] = float("inf")
+    assert not compare(ref, got)["ok"]
+    agrees(torch.tensor([1.0, float("inf")]), torch.tensor([1.0, float("inf")]))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_every_floating_type(dtype):
+    torch.manual_seed(3)
+    ref = (torch.randn(3000) * 4).to(dtype)
+    tol = 1e-2
+    noise = ((torch.rand(3000) - 0.5) * tol * 1.2).to(dtype)
+    got = ref + noise
+    agrees(ref, got, atol=tol, rtol=tol)
+    agrees(ref, ref + noise / 4, atol=tol, rtol=tol)
+
+
+def test_integer_outputs():
+    ref = torch.arange(100)
+    assert compare(ref, ref.clone())["ok"]
+    got = ref.clone()
+    got[5] += 1
+    assert not compare(ref, got)["ok"]
+
+
+def test_random_cases_agree_with_float64():
+    gen = torch.Generator().manual_seed(4)
+    for case in range(200):
+        n = int(torch.randint(1, 3000, (1,), generator=gen))
+        scale = 10 ** float(torch.randint(-6, 6, (1,), generator=gen))
+        ref = torch.randn(n, generator=gen) * scale
+        spread = 10 ** float(torch.rand(1, generator=gen) * 4 - 5)  # 1e-5 .. 1e-1
+        got = ref + torch.randn(n, generator=gen) * spread * (1 + ref.abs())
+        if case % 7 == 0:
+            got[int(torch.randint(0, n, (1,), generator=gen))] = float("nan")
+        if case % 11 == 0:
+            ref[0] = got[0] = float("inf")
+        agrees(ref, got)
+
+
+def test_outputs_larger_than_a_chunk_mix_the_screen_and_float64():
+    # kbench compares 2^24 values at a time: a first chunk the screen passes, a second with one
+    # value it leaves to float64 (close), then one past the tolerance.
+    n = (1 << 24) + 1000
+    ref = torch.ones(n)
+    got = ref.clone()
+    got[: 1 << 24] += 1e-5
+    got[n - 10] = 1 + 1.8e-4
+    r = agrees(ref, got)
+    assert r["ok"]
+    got[n - 5] = 1 + 3e-4
+    r = compare(ref, got)
+    assert not r["ok"] and "1 of " in r["reason"] and math.isclose(r["max_abs_diff"], 3e-4, rel_tol=1e-3)
