@@ -274,9 +274,15 @@ std::int64_t digest(const at::Tensor& tensor) {
         return std::int64_t(sum);
     }
     at::Tensor t = tensor.is_contiguous() ? tensor : tensor.contiguous();
+    // Integer sums (modulo 2^64) are exact and do not depend on the order of the reduction. As
+    // 64-bit words where the bytes make them: a sum of narrower words widened to 64 bits takes
+    // five times as long on a GPU, twice a request for every output.
+    at::Tensor bytes = t.reshape(-1).view(at::kByte);
+    if (bytes.numel() % 8 == 0 && bytes.storage_offset() % 8 == 0 &&
+        reinterpret_cast<std::uintptr_t>(bytes.data_ptr()) % 8 == 0)
+        return at::sum(bytes.view(at::kLong)).item<std::int64_t>();
     auto integer = same_width_integer(t.scalar_type());
     at::Tensor words = integer && !t.is_complex() ? t.view(*integer) : t.view(at::kByte);
-    // Integer sums are exact and do not depend on the order of the reduction.
     return at::sum(words, at::kLong).item<std::int64_t>();
 }
 
