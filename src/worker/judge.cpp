@@ -123,6 +123,7 @@ class Judge {
                     problem_->precision_state};
         session_.reset();
         problem_.reset();
+        check_nothing_left();
         release_memory();
         try {
             problem_ = load_reference(request, device_);
@@ -395,6 +396,20 @@ class Judge {
         } catch (const std::exception& e) {
             return {false, e.what()};
         }
+    }
+
+    // With KBENCH_CHECK_LEAKS set: no tensor of the last problem may still be alive once it is
+    // dropped (a tensor left in a reference cycle waits for Python's collector, and on a GPU
+    // each problem's could add up until the device is full). Off by default: it walks the heap.
+    static void check_nothing_left() {
+        if (!std::getenv("KBENCH_CHECK_LEAKS")) return;
+        auto [count, bytes] = py::module_::import("kbench_worker.memory")
+                                  .attr("live_tensors")()
+                                  .cast<std::pair<std::int64_t, std::int64_t>>();
+        if (count > 0)
+            throw FaultError(FaultKind::harness,
+                             std::to_string(count) + " tensor(s) of " + std::to_string(bytes) +
+                                 " bytes outlived the problem they were made for");
     }
 
     void release_memory() {

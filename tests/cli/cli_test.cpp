@@ -469,4 +469,41 @@ class ModelNew(nn.Module):
     EXPECT_NE(out.out.find("0 problems"), std::string::npos) << out.out;
 }
 
+TEST_F(Cli, NoTensorOfAProblemOutlivesItInTheJudge) {
+    // Three problems in one eval: with KBENCH_CHECK_LEAKS the judge refuses to prepare the next
+    // one while a tensor of the last is alive (the flop counter's cycle kept a call's inputs and
+    // outputs until Python's collector ran; on a GPU 12 GiB a problem for 6 GiB inputs).
+    std::ofstream data(dir_ / "data.jsonl"), cands(dir_ / "candidates.jsonl");
+    for (int i = 1; i <= 3; ++i) {
+        std::string body =
+            "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+            "    def forward(self, x):\n        return torch.relu(x) * " +
+            std::to_string(i) +
+            "\n\n\ndef get_inputs():\n    return [torch.randn(64, 256)]\n\n\n"
+            "def get_init_inputs():\n    return []\n";
+        data << json{{"level", 1},
+                     {"problem_id", i},
+                     {"name", std::to_string(i) + "_relu"},
+                     {"code", body}}
+                    .dump()
+             << "\n";
+        std::string cand = body;
+        cand.replace(cand.find("class Model("), 12, "class ModelNew(");
+        cands << json{{"level", 1}, {"problem_id", i}, {"sample_id", 0}, {"code", cand}}.dump()
+              << "\n";
+    }
+    data.close();
+    cands.close();
+    auto r = run_command("KBENCH_CHECK_LEAKS=1 KBENCH_CACHE=" + quote((dir_ / "cache").string()) +
+                         " " + quote(KBENCH_BINARY) + " eval --python " +
+                         quote(KBENCH_TEST_PYTHON) + " --device cpu --policy permissive " +
+                         "--max-seconds 0.1 --dataset " + quote((dir_ / "data.jsonl").string()) +
+                         " --candidates " + quote((dir_ / "candidates.jsonl").string()) +
+                         " --runs-dir " + quote((dir_ / "runs").string()) + " --run leaks");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err.find("outlived"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("harness failure"), std::string::npos) << r.err;
+    EXPECT_NE(r.out.find("correct 3"), std::string::npos) << r.out;
+}
+
 }  // namespace
