@@ -58,6 +58,11 @@ fs::path BuildCache::torch_extensions_dir(const std::string& key) const {
     return dir(key) / "torch_extensions";
 }
 
+bool BuildCache::has_record(const std::string& key) const {
+    std::error_code ignored;
+    return fs::exists(dir(key) / "build.json", ignored);
+}
+
 std::optional<BuildRecord> BuildCache::lookup(const std::string& key, std::string* altered) const {
     fs::path path = dir(key) / "build.json";
     if (!fs::exists(path)) return std::nullopt;

@@ -39,6 +39,8 @@ class BuildCache {
     // The record, if its artefacts are all there as recorded. An entry whose artefacts were
     // changed is not returned, and altered says which file (then it is built again).
     std::optional<BuildRecord> lookup(const std::string& key, std::string* altered = nullptr) const;
+    // Whether the entry has a record (a build finished), without checking its artefacts.
+    bool has_record(const std::string& key) const;
 
     // Moves what a build produced (built, a torch_extensions folder) into the entry, records the
     // artefacts' hashes with the record, and writes the record.

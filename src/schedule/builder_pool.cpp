@@ -247,6 +247,11 @@ const integrity::StaticReport& BuilderPool::review(const CandidateSpec& candidat
     return review_.review(candidate.code, candidate.backend, options_.precision);
 }
 
+bool BuilderPool::ready(const CandidateSpec& candidate) {
+    if (integrity::first_rejection(review(candidate).findings(options_.rules))) return true;
+    return cache_.has_record(key(candidate));
+}
+
 build::BuildRecord BuilderPool::build(const CandidateSpec& candidate, double& spent_s) {
     std::string k = key(candidate);
     spent_s = 0;

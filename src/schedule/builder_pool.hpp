@@ -70,6 +70,10 @@ class BuilderPool {
     // returns when all are done.
     void prebuild(const std::vector<CandidateSpec>& candidates);
 
+    // Whether the candidate's build is done (or never happens: a static rule rejects it), so
+    // that evaluating it waits for no compiler.
+    bool ready(const CandidateSpec& candidate);
+
     // What the static rules see in the candidate's source (integrity/static_review.hpp).
     const integrity::StaticReport& review(const CandidateSpec& candidate);
 

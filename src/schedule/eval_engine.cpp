@@ -1,6 +1,8 @@
 #include "schedule/eval_engine.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <semaphore>
@@ -110,10 +112,18 @@ void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink
     for (const auto& item : items) specs.push_back(candidate_spec(item));
     // On a CPU, builds would disturb timings: finish them first. On GPUs, build while evaluating.
     std::thread prebuild;
+    std::atomic<bool> prebuilding = !cpu;
     if (cpu)
         builds_->prebuild(specs);
     else
-        prebuild = std::thread([&] { builds_->prebuild(specs); });
+        prebuild = std::thread([&] {
+            builds_->prebuild(specs);
+            prebuilding = false;
+        });
+    // On GPUs, candidates whose builds are done go first: a device waiting for one compiler
+    // while another candidate is built idles for nothing.
+    WorkQueue::Ready ready;
+    if (!cpu) ready = [&](std::size_t i) { return builds_->ready(specs[i]); };
 
     std::vector<std::string> problems;
     for (const auto& item : items) problems.push_back(item.problem.sha256);
@@ -124,7 +134,10 @@ void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink
         if (!evaluators_[d]) continue;
         workers.emplace_back([&, d] {
             while (!InterruptGuard::interrupted()) {
-                auto index = queue.next(d);
+                while (ready && prebuilding && !InterruptGuard::interrupted() &&
+                       queue.pending() > 0 && !queue.any_ready(ready))
+                    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                auto index = queue.next(d, ready);
                 if (!index) return;
                 const EvalItem& item = items[*index];
                 if (on_start) {

@@ -17,22 +17,38 @@ std::size_t WorkQueue::take(std::deque<std::size_t>::iterator it, std::size_t de
     return item;
 }
 
-std::optional<std::size_t> WorkQueue::next(std::size_t device) {
-    std::lock_guard<std::mutex> guard(mutex_);
-    if (device >= current_.size()) throw std::out_of_range("WorkQueue: no such device");
-    if (pending_.empty()) return std::nullopt;
+std::deque<std::size_t>::iterator WorkQueue::pick(
+    std::size_t device, const std::function<bool(std::size_t)>& eligible) {
     if (const auto& mine = current_[device]) {
         auto it = std::find_if(pending_.begin(), pending_.end(),
-                               [&](std::size_t i) { return problems_[i] == *mine; });
-        if (it != pending_.end()) return take(it, device);
+                               [&](std::size_t i) { return problems_[i] == *mine && eligible(i); });
+        if (it != pending_.end()) return it;
     }
     auto taken_by_other = [&](std::size_t i) {
         for (std::size_t d = 0; d < current_.size(); ++d)
             if (d != device && current_[d] == problems_[i]) return true;
         return false;
     };
-    auto it = std::find_if_not(pending_.begin(), pending_.end(), taken_by_other);
-    return take(it != pending_.end() ? it : pending_.begin(), device);
+    auto it = std::find_if(pending_.begin(), pending_.end(),
+                           [&](std::size_t i) { return eligible(i) && !taken_by_other(i); });
+    if (it != pending_.end()) return it;
+    return std::find_if(pending_.begin(), pending_.end(), eligible);
+}
+
+std::optional<std::size_t> WorkQueue::next(std::size_t device, const Ready& ready) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (device >= current_.size()) throw std::out_of_range("WorkQueue: no such device");
+    if (pending_.empty()) return std::nullopt;
+    if (ready) {
+        auto it = pick(device, ready);
+        if (it != pending_.end()) return take(it, device);
+    }
+    return take(pick(device, [](std::size_t) { return true; }), device);
+}
+
+bool WorkQueue::any_ready(const Ready& ready) const {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return std::any_of(pending_.begin(), pending_.end(), ready);
 }
 
 void WorkQueue::give_back(std::size_t device, std::size_t item) {

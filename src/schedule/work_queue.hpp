@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -13,20 +14,29 @@ namespace kbench::schedule {
 // a device stays on its current problem while it has items (its judge keeps that problem's
 // reference outputs), and a device looking for a new problem prefers one no other device is on.
 // Only when every pending item belongs to another device's problem does it share that problem:
-// an idle GPU costs more than a second copy of the reference outputs.
+// an idle GPU costs more than a second copy of the reference outputs. Given what is ready (a
+// candidate whose build is done), ready items come first, by the same rules: a device that waits
+// for one build while another is done idles for nothing.
 class WorkQueue {
   public:
+    using Ready = std::function<bool(std::size_t item)>;
+
     // problems[i]: the problem (any key, e.g. its code hash) of item i.
     WorkQueue(std::vector<std::string> problems, std::size_t devices);
 
     // The next item for this device, or nothing when all are handed out.
-    std::optional<std::size_t> next(std::size_t device);
+    std::optional<std::size_t> next(std::size_t device, const Ready& ready = {});
+    // Whether a pending item is ready.
+    bool any_ready(const Ready& ready) const;
     // An item the device could not finish goes back to the front, for any device.
     void give_back(std::size_t device, std::size_t item);
     std::size_t pending() const;
 
   private:
     std::size_t take(std::deque<std::size_t>::iterator it, std::size_t device);
+    // The item the rules pick among those `eligible` allows; end() when none.
+    std::deque<std::size_t>::iterator pick(std::size_t device,
+                                           const std::function<bool(std::size_t)>& eligible);
 
     std::vector<std::string> problems_;
     std::vector<std::optional<std::string>> current_;  // each device's problem

@@ -36,6 +36,21 @@ TEST(WorkQueue, SharesAProblemRatherThanLeaveADeviceIdle) {
     EXPECT_EQ(q.next(0), 2u);
 }
 
+TEST(WorkQueue, ReadyItemsComeFirstByTheSameRules) {
+    WorkQueue q({"a", "b", "a", "c", "b"}, 2);
+    std::vector<bool> ready = {false, false, false, true, true};
+    auto is_ready = [&](std::size_t i) { return bool(ready[i]); };
+    EXPECT_TRUE(q.any_ready(is_ready));
+    EXPECT_EQ(q.next(0, is_ready), 3u);  // c, the first ready item
+    EXPECT_EQ(q.next(1, is_ready), 4u);  // b's second item, ready
+    ready[2] = ready[1] = true;
+    EXPECT_EQ(q.next(1, is_ready), 1u);  // device 1 stays on b while b has a ready item
+    EXPECT_EQ(q.next(0, is_ready), 2u);  // device 0 takes a ready item of a (no device on a)
+    EXPECT_FALSE(q.any_ready(is_ready));
+    EXPECT_EQ(q.next(0, is_ready), 0u);  // nothing ready: the usual rules
+    EXPECT_FALSE(q.next(0, is_ready).has_value());
+}
+
 TEST(WorkQueue, GivenBackItemGoesFirstToAnyDevice) {
     WorkQueue q({"a", "b", "c"}, 2);
     EXPECT_EQ(q.next(0), 0u);
