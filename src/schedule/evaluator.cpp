@@ -374,10 +374,12 @@ void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& cand
     // so that both sides take the same path to the GPU.
     fs::path reference_scratch;
     std::optional<SandboxProcess> reference;
+    bool reference_attached = false;
     if (c.measure && c.timing.rounds()) {
         reference_scratch = scratch.string() + "-reference";
         context.reference_file = (reference_scratch / "reference.py").string();
-        context.start_reference = [&, this]() -> std::pair<int, std::int64_t> {
+        context.prestart_reference = [&, this] {
+            if (reference) return;
             fs::create_directories(reference_scratch);
             // The reference as a candidate: its Model serves as ModelNew.
             write_file_atomic(reference_scratch / "reference.py",
@@ -388,12 +390,17 @@ void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& cand
                               SandboxProcess::Options{"sandbox", options_.env.device_kind,
                                                       reference_scratch, reference_env,
                                                       options_.policy.lockdown(reference_scratch)});
+        };
+        context.start_reference = [&]() -> std::pair<int, std::int64_t> {
+            context.prestart_reference();
+            reference_attached = true;
             return {reference->take_control(), std::int64_t(reference->pid())};
         };
     }
 
     run_pipeline(context, sandbox.take_control(), sandbox.pid(), file.string());
-    if (reference) reference->finish();
+    // Started for a timing that never came: nothing of it is needed.
+    if (reference) reference_attached ? reference->finish() : reference->kill();
     if (v.status == Status::correct) builds_.keep_run_time_builds(builds_.key(candidate), scratch);
     std::error_code ignored;
     fs::remove_all(scratch, ignored);

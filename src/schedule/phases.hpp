@@ -35,6 +35,9 @@ struct PhaseContext {
     // which the caller hands on, and its pid) and names the file that holds the reference as a
     // candidate; none where the caller cannot (the baseline is then timed apart).
     std::function<std::pair<int, std::int64_t>()> start_reference = {};
+    // Starts that sandbox's process early, once the candidate's sandbox is attached, so that its
+    // start (CUDA's included) goes on while the candidate loads and is checked; may be empty.
+    std::function<void()> prestart_reference = {};
     std::string reference_file = {};
 };
 

@@ -73,7 +73,16 @@ class CollectorPause {
 
 class Harness {
   public:
-    explicit Harness(int fd) : fd_(fd) {}
+    // device_kind "cuda": CUDA starts now, so that a sandbox started ahead of its use (the
+    // reference's own, while the candidate is checked) has done it by then.
+    Harness(int fd, const std::string& device_kind) : fd_(fd) {
+        if (device_kind != "cuda") return;
+        try {
+            device_.emplace(Device::open(device_kind));
+        } catch (const std::exception&) {
+            device_.reset();  // attach opens it again, and says why it cannot
+        }
+    }
 
     int serve() {
         sandbox::send_message(fd_, protocol::SandboxHello{::getpid()}.to_json());
@@ -131,7 +140,8 @@ class Harness {
     }
 
     void attach(const protocol::AttachSandbox& a) {
-        device_.emplace(Device::open(a.device));
+        if (!device_ || device_->is_cuda() != (a.device == "cuda"))
+            device_.emplace(Device::open(a.device));
         // Kernel records start before the candidate is imported (on a CPU there are none).
         if (device_->is_cuda()) kernel_activity::start();
         timer_ = make_timing_device(*device_, std::size_t(a.flush_bytes));
@@ -140,10 +150,11 @@ class Harness {
         if (device_->is_cuda() && a.gpu_memory_fraction > 0)
             py::module_::import("torch").attr("cuda").attr("set_per_process_memory_fraction")(
                 a.gpu_memory_fraction);
+        attached_ = true;
     }
 
     Device& device() {
-        if (!device_) throw ProtocolError("the sandbox has no device yet");
+        if (!device_ || !attached_) throw ProtocolError("the sandbox has no device yet");
         return *device_;
     }
 
@@ -339,6 +350,7 @@ class Harness {
 
     int fd_;
     std::optional<Device> device_;
+    bool attached_ = false;  // the judge attached it: device, timer and precision set
     std::unique_ptr<timing::TimingDevice> timer_;
     std::map<std::uint64_t, std::unique_ptr<MappedBuffer>> slots_;
     at::ScalarType dtype_ = at::kFloat;
@@ -349,10 +361,10 @@ class Harness {
 
 }  // namespace
 
-int sandbox_main(int fd) {
+int sandbox_main(int fd, const std::string& device_kind) {
     py::module_::import("kbench_worker.extensions")
         .attr("install")(std::getenv("KBENCH_PREBUILT") ? std::getenv("KBENCH_PREBUILT") : "");
-    Harness harness(fd);
+    Harness harness(fd, device_kind);
     return harness.serve();
 }
 

@@ -82,7 +82,7 @@ int run_child(const protocol::ForkRequest& request) {
         apply_environment(request.env);
         if (!request.cwd.empty())
             py::module_::import("sys").attr("path").attr("insert")(0, request.cwd);
-        code = request.role == "builder" ? builder_main(3) : sandbox_main(3);
+        code = request.role == "builder" ? builder_main(3) : sandbox_main(3, request.device);
     } catch (const py::error_already_set& e) {
         std::fprintf(stderr, "kbench sandbox: %s\n", describe_python_error(e).c_str());
     } catch (const std::exception& e) {
