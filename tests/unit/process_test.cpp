@@ -25,6 +25,16 @@ TEST(Process, ExitCodeAndSignalAreReported) {
     EXPECT_NE(t.describe().find("SIGSEGV"), std::string::npos);
 }
 
+TEST(Process, AnIdleChildAndWhatItStartsRunUnderSchedIdle) {
+    // Field 41 of /proc/PID/stat is the scheduling policy (SCHED_IDLE is 5); the command's name
+    // holds no space, so cut counts the fields right. The shell's child inherits the policy.
+    SpawnSpec spec{{"sh", "-c", "test \"$(cut -d' ' -f41 /proc/self/stat)\" = 5"}};
+    spec.idle = true;
+    EXPECT_EQ(wait_process(spawn_process(spec)).code, 0);
+    spec.idle = false;
+    EXPECT_EQ(wait_process(spawn_process(spec)).code, 1);
+}
+
 TEST(Process, MissingProgramIsAnInfraErrorThatSaysWhat) {
     try {
         spawn_process({{"/nonexistent/python3"}});
