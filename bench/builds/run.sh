@@ -8,7 +8,9 @@
 #               --no-build-support (builds as written) and with the support, side by side; the
 #               support is made before the clock starts, and the time it took reported apart.
 #
-#   OUT=dir bench/builds/run.sh [phases] [throughput] [old]
+#   support     makes the support before the clock starts (phases does too)
+#
+#   OUT=dir bench/builds/run.sh [support] [phases] [throughput] [old]
 #
 # "old" runs the as-written eval too (it takes about five minutes for 50 candidates); DEADLINE_S
 # (seconds from the start) cuts either eval short with SIGINT, and its rate is then what it
@@ -59,8 +61,8 @@ make_support() {
   grep -h "build support" "$RES/support.log" | tee -a "$RES/builds.txt"
   find "$CACHE" -mindepth 1 -maxdepth 1 ! -name support -exec rm -rf {} +
 }
-# Without phases, the first eval makes the support itself and says how long that took.
-want phases && make_support
+# Without phases or support, the first eval makes the support itself and says how long that took.
+{ want phases || want support; } && make_support
 
 if want phases; then
   echo; echo "## lone builds (TORCH_CUDA_ARCH_LIST=$ARCH)" | tee -a "$RES/builds.txt"
@@ -96,4 +98,8 @@ if want throughput; then
     evaluate as-written "$WORK/cache-old" "$(( left > 0 ? left : 1 ))" --no-build-support
   fi
   "$PYTHON" bench/builds/compare.py "$RES" | tee -a "$RES/builds.txt"
+  # With EVAL_ARGS=-v: where the device's time went, step by step.
+  for name in support as-written; do
+    [ -s "$RES/$name.err" ] && "$PYTHON" bench/builds/device_time.py "$RES/$name.err" | sed "s/^/$name: /" | tee -a "$RES/builds.txt"
+  done
 fi
