@@ -4,6 +4,8 @@
 #include <limits>
 #include <sstream>
 
+#include "worker/shared_tensor.hpp"
+
 namespace kbench::worker {
 namespace {
 
@@ -74,15 +76,7 @@ std::optional<std::string> structural_failure(const std::vector<at::Tensor>& ref
 bool bitwise_equal(const at::Tensor& a, const at::Tensor& b) {
     if (a.sizes() != b.sizes() || a.scalar_type() != b.scalar_type()) return false;
     if (a.numel() == 0) return true;
-    // As the widest integers the bytes make (a byte at a time takes twice as long on a GPU).
-    auto words = [](const at::Tensor& t) {
-        at::Tensor bytes = t.contiguous().reshape(-1).view(at::kByte);
-        std::int64_t offset = bytes.storage_offset();
-        for (auto [size, type] : {std::pair{8, at::kLong}, {4, at::kInt}, {2, at::kShort}})
-            if (bytes.numel() % size == 0 && offset % size == 0) return bytes.view(type);
-        return bytes;
-    };
-    return at::equal(words(a), words(b));
+    return at::equal(as_words(a), as_words(b));
 }
 
 namespace {

@@ -273,17 +273,19 @@ std::int64_t digest(const at::Tensor& tensor) {
         for (; i < n; ++i) sum += bytes[i];
         return std::int64_t(sum);
     }
-    at::Tensor t = tensor.is_contiguous() ? tensor : tensor.contiguous();
-    // Integer sums (modulo 2^64) are exact and do not depend on the order of the reduction. As
-    // 64-bit words where the bytes make them: a sum of narrower words widened to 64 bits takes
-    // five times as long on a GPU, twice a request for every output.
-    at::Tensor bytes = t.reshape(-1).view(at::kByte);
-    if (bytes.numel() % 8 == 0 && bytes.storage_offset() % 8 == 0 &&
-        reinterpret_cast<std::uintptr_t>(bytes.data_ptr()) % 8 == 0)
-        return at::sum(bytes.view(at::kLong)).item<std::int64_t>();
-    auto integer = same_width_integer(t.scalar_type());
-    at::Tensor words = integer && !t.is_complex() ? t.view(*integer) : t.view(at::kByte);
-    return at::sum(words, at::kLong).item<std::int64_t>();
+    // Integer sums (modulo 2^64) are exact and do not depend on the order of the reduction; over
+    // wide words, since this runs twice a request for every output.
+    return at::sum(as_words(tensor), at::kLong).item<std::int64_t>();
+}
+
+at::Tensor as_words(const at::Tensor& tensor) {
+    at::Tensor bytes = tensor.contiguous().reshape(-1).view(at::kByte);
+    std::int64_t offset = bytes.storage_offset();
+    auto address = reinterpret_cast<std::uintptr_t>(bytes.data_ptr());
+    for (auto [size, type] : {std::pair{8, at::kLong}, {4, at::kInt}, {2, at::kShort}})
+        if (bytes.numel() % size == 0 && offset % size == 0 && address % size == 0)
+            return bytes.view(type);
+    return bytes;
 }
 
 }  // namespace kbench::worker

@@ -84,4 +84,9 @@ void undispatched_copy(at::Tensor& dst, const at::Tensor& src);
 // A digest of a tensor's bytes (a sum of its words), enough to see whether it changed.
 std::int64_t digest(const at::Tensor& tensor);
 
+// A tensor's bytes (made contiguous) as a flat tensor of the widest integers they divide into
+// (64, 32, 16 or 8 bits): a GPU reads wide words several times faster than bytes or narrow
+// words widened.
+at::Tensor as_words(const at::Tensor& tensor);
+
 }  // namespace kbench::worker
