@@ -58,13 +58,17 @@ fs::path BuildCache::torch_extensions_dir(const std::string& key) const {
     return dir(key) / "torch_extensions";
 }
 
+fs::path BuildCache::record_path(const std::string& key) const {
+    return dir(key) / "build.json";
+}
+
 bool BuildCache::has_record(const std::string& key) const {
     std::error_code ignored;
-    return fs::exists(dir(key) / "build.json", ignored);
+    return fs::exists(record_path(key), ignored);
 }
 
 std::optional<BuildRecord> BuildCache::lookup(const std::string& key, std::string* altered) const {
-    fs::path path = dir(key) / "build.json";
+    fs::path path = record_path(key);
     if (!fs::exists(path)) return std::nullopt;
     BuildRecord record;
     try {
@@ -114,7 +118,7 @@ void BuildCache::store(const std::string& key, BuildRecord record, const fs::pat
             record.files[fs::relative(entry.path(), ext).string()] = file_sha256(entry.path());
         }
     }
-    write_file_atomic(dir(key) / "build.json", record.to_json().dump(2));
+    write_file_atomic(record_path(key), record.to_json().dump(2));
 }
 
 bool BuildCache::place_modules(const std::string& key, const fs::path& dest,

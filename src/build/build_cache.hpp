@@ -70,6 +70,8 @@ class BuildCache {
     Lock lock(const std::string& key) const;
 
   private:
+    fs::path record_path(const std::string& key) const;  // the entry's build.json
+
     fs::path root_;
 };
 

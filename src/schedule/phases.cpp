@@ -328,8 +328,7 @@ void run_pipeline(PhaseContext& c, int socket, std::int64_t sandbox_pid,
                            if (o) return o;
                            // Not before: the protocol's cost is measured with the machine as
                            // quiet as kbench keeps it.
-                           if (c.config.measure && c.config.timing.rounds() && c.prestart_reference)
-                               c.prestart_reference();
+                           if (c.prestart_reference) c.prestart_reference();
                            return load_phase(c, candidate_file);
                        }) ||
                  timed("correctness", [&] { return correctness_phase(c); });

@@ -36,7 +36,8 @@ struct PhaseContext {
     // candidate; none where the caller cannot (the baseline is then timed apart).
     std::function<std::pair<int, std::int64_t>()> start_reference = {};
     // Starts that sandbox's process early, once the candidate's sandbox is attached, so that its
-    // start (CUDA's included) goes on while the candidate loads and is checked; may be empty.
+    // start (CUDA's included) goes on while the candidate loads and is checked; set with
+    // start_reference, by a caller that will time in rounds.
     std::function<void()> prestart_reference = {};
     std::string reference_file = {};
 };
