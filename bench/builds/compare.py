@@ -36,6 +36,9 @@ def main(res):
     new = load(os.path.join(res, "support.verdicts.jsonl"))
     old = load(os.path.join(res, "as-written.verdicts.jsonl"))
     describe("with the build support", new)
+    wide = load(os.path.join(res, "wide.verdicts.jsonl"))
+    if wide:
+        describe("every builder from the start", wide)
     if not old:
         return
     describe("as written", old)

@@ -10,8 +10,10 @@
 #
 #   support     makes the support before the clock starts (phases does too)
 #
-#   OUT=dir bench/builds/run.sh [support] [phases] [throughput] [old]
+#   OUT=dir bench/builds/run.sh [support] [phases] [throughput] [wide] [old]
 #
+# "wide" runs the support's eval again from an empty cache with --builders $(nproc): every
+# builder from the start, where the default starts half of them until the first build is done.
 # "old" runs the as-written eval too (it takes about five minutes for 50 candidates); DEADLINE_S
 # (seconds from the start) cuts either eval short with SIGINT, and its rate is then what it
 # finished over the time it ran. COUNT takes the first COUNT candidates only; EVAL_ARGS are added
@@ -92,6 +94,13 @@ if want throughput; then
   left=0
   [ -n "${DEADLINE_S:-}" ] && left=$(( DEADLINE_S - $(date +%s) + T0 - 15 ))
   evaluate support "$CACHE" "$(( left < 0 ? 1 : left ))"
+  if want wide; then
+    # The same from an empty cache (the support kept) with every builder from the start.
+    find "$CACHE" -mindepth 1 -maxdepth 1 ! -name support -exec rm -rf {} +
+    left=0
+    [ -n "${DEADLINE_S:-}" ] && left=$(( DEADLINE_S - $(date +%s) + T0 - 15 ))
+    evaluate wide "$CACHE" "$(( left < 0 ? 1 : left ))" --builders "$(nproc)"
+  fi
   if want old; then
     # What is left of the call's time (DEADLINE_S from the script's start), less a margin.
     left=$(( ${DEADLINE_S:-100000} - $(date +%s) + T0 - 20 ))
@@ -99,7 +108,7 @@ if want throughput; then
   fi
   "$PYTHON" bench/builds/compare.py "$RES" | tee -a "$RES/builds.txt"
   # With EVAL_ARGS=-v: where the device's time went, step by step.
-  for name in support as-written; do
+  for name in support wide as-written; do
     [ -s "$RES/$name.err" ] && "$PYTHON" bench/builds/device_time.py "$RES/$name.err" | sed "s/^/$name: /" | tee -a "$RES/builds.txt"
   done
 fi

@@ -47,7 +47,9 @@ void add_run_options(CLI::App* cmd, RunOptions& o) {
                     "A GPU table of your own (the schema of data/gpus.json), ahead of kbench's")
         ->check(CLI::ExistingFile);
     cmd->add_option("--cache-dir", o.cache_dir, "Build cache (default: ~/.cache/kbench/builds)");
-    cmd->add_option("--builders", o.builders, "Concurrent builds (default: one a core)");
+    cmd->add_option("--builders", o.builders,
+                    "Concurrent builds (default: one a core; on GPUs, half of them until the "
+                    "first build is done)");
     cmd->add_flag("--no-build-support", o.no_build_support,
                   "Build extensions exactly as written, without kbench's precompiled "
                   "torch/extension.h and lighter header for CUDA files");

@@ -1,6 +1,7 @@
 #include "schedule/builder_pool.hpp"
 
 #include <algorithm>
+#include <condition_variable>
 #include <thread>
 
 #include "build/worker_package.hpp"
@@ -206,45 +207,72 @@ void BuilderPool::keep_run_time_builds(const std::string& key, const fs::path& s
 }
 
 void BuilderPool::prebuild(const std::vector<CandidateSpec>& candidates) {
+    // Which candidates to build: not cached, each source once. The static rules' review (a
+    // Python process each, 0.1 s) is left to the builders, which do it side by side: done here,
+    // one after another, it held the first build back by seconds.
     std::vector<const CandidateSpec*> todo;
     std::vector<std::string> keys;
-    std::size_t rejected = 0;
     for (const auto& c : candidates) {
-        if (integrity::first_rejection(review(c).findings(options_.rules))) {
-            ++rejected;
-            continue;
-        }
         std::string k = key(c);
         if (cache_.lookup(k) || std::find(keys.begin(), keys.end(), k) != keys.end()) continue;
         keys.push_back(k);
         todo.push_back(&c);
     }
-    if (rejected > 0)
-        note(std::to_string(rejected) + " candidate(s) rejected by a static rule: not built");
     if (todo.empty()) return;
     note("building " + std::to_string(todo.size()) + " candidate(s), " +
-         std::to_string(std::min<std::size_t>(todo.size(), std::size_t(width()))) + " at a time");
+         std::to_string(std::min<std::size_t>(todo.size(), std::size_t(width()))) + " at a time" +
+         (options_.builders > 0 || options_.env.device_kind == "cpu" || todo.size() < 2
+              ? ""
+              : " (half of them until the first is done)"));
     std::size_t next = 0;
+    std::size_t rejected = 0;
     std::mutex next_mutex;
+    std::condition_variable one_done;
+    bool any_done = false;
+    const int builders = std::min<int>(width(), int(todo.size()));
+    // On GPUs the device waits for the first build: half the builders start it, each with the
+    // cores for its host and device compilers side by side, so that it is done in about half
+    // the time it takes with every builder at once; the rest join once one is done.
+    const int first = options_.builders > 0 || options_.env.device_kind == "cpu"
+                          ? builders
+                          : std::max(1, builders / 2);
     std::vector<std::thread> threads;
-    for (int t = 0; t < std::min<int>(width(), int(todo.size())); ++t)
-        threads.emplace_back([&] {
+    for (int t = 0; t < builders; ++t)
+        threads.emplace_back([&, t] {
+            if (t >= first) {
+                std::unique_lock<std::mutex> lock(next_mutex);
+                one_done.wait(lock, [&] { return any_done || next >= todo.size(); });
+            }
             for (;;) {
                 const CandidateSpec* c;
                 {
                     std::lock_guard<std::mutex> guard(next_mutex);
-                    if (next >= todo.size()) return;
+                    if (next >= todo.size() || stopped_) break;
                     c = todo[next++];
                 }
                 try {
+                    // A candidate a static rule rejects is never built.
+                    if (integrity::first_rejection(review(*c).findings(options_.rules))) {
+                        std::lock_guard<std::mutex> guard(next_mutex);
+                        ++rejected;
+                        continue;
+                    }
                     double spent = 0;
                     build(*c, spent);
                 } catch (const std::exception& e) {
                     note(std::string("a build failed in the harness: ") + e.what());
                 }
+                std::lock_guard<std::mutex> guard(next_mutex);
+                any_done = true;
+                one_done.notify_all();
             }
+            // Waiting builders see that nothing is left.
+            std::lock_guard<std::mutex> guard(next_mutex);
+            one_done.notify_all();
         });
     for (auto& t : threads) t.join();
+    if (rejected > 0)
+        note(std::to_string(rejected) + " candidate(s) rejected by a static rule: not built");
 }
 
 const integrity::StaticReport& BuilderPool::review(const CandidateSpec& candidate) {

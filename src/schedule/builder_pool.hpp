@@ -70,6 +70,9 @@ class BuilderPool {
     // returns when all are done.
     void prebuild(const std::vector<CandidateSpec>& candidates);
 
+    // From now on prebuild starts no build (those under way finish): kbench cannot go on.
+    void stop_prebuilding() { stopped_ = true; }
+
     // Whether the candidate's build is done (or never happens: a static rule rejects it), so
     // that evaluating it waits for no compiler.
     bool ready(const CandidateSpec& candidate);
@@ -110,6 +113,7 @@ class BuilderPool {
     std::map<std::string, double> seconds_;  // build time spent here, per key
     mutable std::mutex mutex_;
     std::atomic<unsigned> builds_started_{0};
+    std::atomic<bool> stopped_{false};
     mutable std::unique_ptr<BuildSupport> support_;
     mutable std::mutex support_mutex_;
     mutable std::string visible_support_;

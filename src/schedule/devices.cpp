@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "sandbox/process.hpp"
 
 namespace kbench::schedule {
 
@@ -27,6 +28,33 @@ int count_gpus() {
         if (std::string(line).rfind("GPU ", 0) == 0) ++count;
     ::pclose(pipe);
     return count;
+}
+
+std::vector<std::string> gpu_capabilities(const std::string& python, const fs::path& probe,
+                                          const std::vector<std::string>& gpus, std::string& why) {
+    std::string list;
+    for (const auto& gpu : gpus) list += (list.empty() ? "" : ",") + gpu;
+    std::vector<std::string> out;
+    try {
+        auto result = sandbox::run_to_completion({python, "-I", "-S", probe.string(), list}, 30);
+        if (!result.status.exited || result.status.code != 0) {
+            why = result.err.empty() ? result.status.describe() : result.err;
+            while (!why.empty() && why.back() == '\n') why.pop_back();
+            return {};
+        }
+        std::stringstream in(result.out);
+        for (std::string line; std::getline(in, line);)
+            if (!line.empty()) out.push_back(line);
+    } catch (const std::exception& e) {
+        why = e.what();
+        return {};
+    }
+    if (out.size() != gpus.size()) {
+        why = "the driver named " + std::to_string(out.size()) + " capabilities for " +
+              std::to_string(gpus.size()) + " GPU(s)";
+        return {};
+    }
+    return out;
 }
 
 std::string physical_gpu(int ordinal) {

@@ -3,10 +3,18 @@
 #include <string>
 #include <vector>
 
+#include "core/files.hpp"
+
 namespace kbench::schedule {
 
 // NVIDIA GPUs the driver lists, counted without creating a CUDA context.
 int count_gpus();
+
+// The compute capabilities ("9.0") of the physical GPUs given, from the CUDA driver through
+// kbench_worker/gpu_probe.py (no CUDA context, no PyTorch: a fraction of a second); empty with
+// the reason in `why` when the driver cannot say (no driver, no such GPU).
+std::vector<std::string> gpu_capabilities(const std::string& python, const fs::path& probe,
+                                          const std::vector<std::string>& gpus, std::string& why);
 
 // The physical GPU behind "cuda:N", honouring a CUDA_VISIBLE_DEVICES the user already set.
 std::string physical_gpu(int ordinal);

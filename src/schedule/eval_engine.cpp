@@ -14,6 +14,7 @@
 #include "schedule/devices.hpp"
 #include "schedule/evaluator.hpp"
 #include "schedule/interruption.hpp"
+#include "schedule/text.hpp"
 #include "schedule/work_queue.hpp"
 
 namespace kbench::schedule {
@@ -58,9 +59,8 @@ EvalEngine::EvalEngine(EngineOptions options) : options_(std::move(options)) {
     builds_ = std::make_unique<BuilderPool>(options_.builds);
     evaluators_.resize(devices_.size());
     failures_.resize(devices_.size());
-    std::vector<std::thread> starts;
     for (std::size_t d = 0; d < devices_.size(); ++d)
-        starts.emplace_back([&, d] {
+        starts_.emplace_back([this, d, cpu, share = cores.empty() ? std::vector<int>() : cores[d]] {
             EvaluatorOptions e;
             e.config = options_.config;
             // Verdicts name the physical GPU that produced them (the workers see it as cuda:0),
@@ -68,7 +68,7 @@ EvalEngine::EvalEngine(EngineOptions options) : options_(std::move(options)) {
             e.config.device = cpu ? devices_[d] : "cuda:" + devices_[d];
             e.env = options_.env;
             e.policy = options_.policy;
-            if (!cores.empty()) e.env.cpu_cores = cores[d];
+            if (!share.empty()) e.env.cpu_cores = share;
             if (!cpu) e.env.visible_gpu = devices_[d];
             e.env.log_dir = options_.env.log_dir / ("device-" + devices_[d]);
             e.scratch_dir = options_.scratch_dir / ("device-" + devices_[d]);
@@ -82,9 +82,45 @@ EvalEngine::EvalEngine(EngineOptions options) : options_(std::move(options)) {
                 failures_[d] = error.what();
             }
         });
-    for (auto& t : starts) t.join();
-    builds_->wait_ready();
+    try {
+        // On GPUs the driver names the architectures to build for in a fraction of a second,
+        // while the judges take seconds to import torch and start CUDA: builds need not wait
+        // for them. The judges' own answer is checked against it when they are up.
+        auto began = std::chrono::steady_clock::now();
+        auto since = [&] { return seconds_text(seconds_since(began)); };
+        bool say = options_.log && options_.verbose;
+        if (!cpu) {
+            std::string why;
+            probed_ = gpu_capabilities(
+                options_.env.python,
+                options_.env.worker_package_dir / "kbench_worker" / "gpu_probe.py", devices_, why);
+            if (say && probed_.empty())
+                options_.log("builds wait for the judges to name the GPUs' architectures (" + why +
+                             ")");
+            else if (say) {
+                std::string list;
+                for (const auto& c : probed_) list += (list.empty() ? "" : ", ") + c;
+                options_.log("the CUDA driver named the GPUs' architectures in " + since() + ": " +
+                             list);
+            }
+        }
+        builds_->wait_ready();
+        if (say) options_.log("builders ready in " + since());
+    } catch (...) {
+        for (auto& t : starts_) t.join();
+        throw;
+    }
+    if (!probed_.empty())
+        builds_->set_cuda_architectures(probed_);
+    else
+        devices_started();
+}
 
+void EvalEngine::devices_started() {
+    std::lock_guard<std::mutex> guard(start_mutex_);
+    if (started_) return;
+    for (auto& t : starts_) t.join();
+    starts_.clear();
     std::vector<std::string> capabilities;
     std::size_t working = 0;
     for (std::size_t d = 0; d < devices_.size(); ++d) {
@@ -94,13 +130,22 @@ EvalEngine::EvalEngine(EngineOptions options) : options_(std::move(options)) {
             continue;
         }
         ++working;
-        capabilities.push_back(evaluators_[d]->device_info().value("capability", std::string()));
+        std::string capability = evaluators_[d]->device_info().value("capability", std::string());
+        // Builds made for what the driver said must be for the GPU the judge sees.
+        if (!probed_.empty() && capability != probed_[d])
+            throw InfraError("the CUDA driver named GPU " + devices_[d] + "'s architecture " +
+                                 probed_[d] + ", its judge's PyTorch " + capability,
+                             "check CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER, which both read");
+        capabilities.push_back(capability);
     }
     if (working == 0) throw InfraError("no device could start a judge: " + failures_.front());
-    builds_->set_cuda_architectures(capabilities);
+    if (probed_.empty()) builds_->set_cuda_architectures(capabilities);
+    started_ = true;
 }
 
 EvalEngine::~EvalEngine() {
+    for (auto& t : starts_)
+        if (t.joinable()) t.join();
     evaluators_.clear();  // before the builder pool they refer to
 }
 
@@ -120,6 +165,13 @@ void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink
             builds_->prebuild(specs);
             prebuilding = false;
         });
+    try {
+        devices_started();
+    } catch (...) {
+        builds_->stop_prebuilding();
+        if (prebuild.joinable()) prebuild.join();
+        throw;
+    }
     // On GPUs, candidates whose builds are done go first: a device waiting for one compiler
     // while another candidate is built idles for nothing.
     WorkQueue::Ready ready;
@@ -267,6 +319,15 @@ void EvalEngine::run(ItemFeed& feed, const VerdictSink& sink, const StartHook& o
                 building.release();
             });
         });
+    try {
+        devices_started();
+    } catch (...) {
+        feed.on_push({});
+        builds_->stop_prebuilding();
+        std::lock_guard<std::mutex> guard(builds_mutex);
+        for (auto& t : builds) t.join();
+        throw;
+    }
     std::vector<std::thread> workers;
     for (std::size_t d = 0; d < devices_.size(); ++d) {
         if (!evaluators_[d]) continue;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/config.hpp"
@@ -75,7 +76,10 @@ struct EngineOptions {
 // called several times on the same workers.
 class EvalEngine {
   public:
-    // Starts the builders and a judge a device. Throws InfraError when no device can start one.
+    // Starts the builders and a judge a device. On GPUs whose architecture the CUDA driver
+    // names, returns once the builders are up and the judges start on (run waits for them);
+    // otherwise once the judges are up too. Throws InfraError, here or in run, when no device
+    // can start a judge.
     explicit EvalEngine(EngineOptions options);
     ~EvalEngine();
 
@@ -99,12 +103,19 @@ class EvalEngine {
     bool evaluate(std::size_t d, const EvalItem& item, const CandidateSpec& spec,
                   const VerdictSink& sink, std::mutex& sink_mutex);
     void check_devices_left() const;
+    // Waits for the judges' start (once): names the devices that failed, throws InfraError when
+    // none works or a judge's GPU is not the architecture the driver named for it.
+    void devices_started();
 
     EngineOptions options_;
     std::vector<std::string> devices_;
     std::unique_ptr<BuilderPool> builds_;
     std::vector<std::unique_ptr<Evaluator>> evaluators_;
     std::vector<std::string> failures_;
+    std::vector<std::thread> starts_;  // the judges' starts, joined by devices_started
+    std::vector<std::string> probed_;  // the driver's capability a device, when it said
+    std::mutex start_mutex_;
+    bool started_ = false;
 };
 
 }  // namespace kbench::schedule

@@ -1,11 +1,74 @@
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <memory>
+
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "schedule/devices.hpp"
 
 namespace {
 
+using kbench::schedule::gpu_capabilities;
 using kbench::schedule::split_cores;
+
+// A stand-in for the driver probe: a Python file with the given body.
+kbench::fs::path probe_script(const std::string& body) {
+    kbench::fs::path dir = kbench::make_temp_dir("kbench-test-probe-");
+    kbench::write_file_atomic(dir / "probe.py", body);
+    return dir / "probe.py";
+}
+
+TEST(GpuCapabilities, OneALineForEachGpuAndTheListReachesTheProbe) {
+    // The probe echoes the list it was given, so a wrong argument would show.
+    auto probe = probe_script(
+        "import sys\nassert sys.argv[1] == '3,GPU-ab', sys.argv\nprint('9.0')\nprint('8.6')\n");
+    std::string why;
+    auto out = gpu_capabilities(KBENCH_TEST_PYTHON, probe, {"3", "GPU-ab"}, why);
+    EXPECT_EQ(out, (std::vector<std::string>{"9.0", "8.6"})) << why;
+    kbench::fs::remove_all(probe.parent_path());
+}
+
+TEST(GpuCapabilities, TheProbesFailureIsNoAnswerWithItsReason) {
+    auto probe =
+        probe_script("import sys\nprint('no CUDA driver: nope', file=sys.stderr)\nsys.exit(1)\n");
+    std::string why;
+    EXPECT_TRUE(gpu_capabilities(KBENCH_TEST_PYTHON, probe, {"0"}, why).empty());
+    EXPECT_EQ(why, "no CUDA driver: nope");
+    kbench::fs::remove_all(probe.parent_path());
+}
+
+TEST(GpuCapabilities, AnAnswerForAnotherNumberOfGpusIsNoAnswer) {
+    auto probe = probe_script("print('9.0')\n");
+    std::string why;
+    EXPECT_TRUE(gpu_capabilities(KBENCH_TEST_PYTHON, probe, {"0", "1"}, why).empty());
+    EXPECT_NE(why.find("1 capabilities for 2 GPU(s)"), std::string::npos) << why;
+    kbench::fs::remove_all(probe.parent_path());
+}
+
+// The real probe: on a machine with a GPU it names what nvidia-smi names; elsewhere it says why
+// it cannot.
+TEST(GpuCapabilities, TheDriverProbeAgreesWithNvidiaSmi) {
+    kbench::fs::path probe =
+        kbench::fs::path(KBENCH_TEST_WORKER_PATH) / "kbench_worker" / "gpu_probe.py";
+    std::string why;
+    auto out = gpu_capabilities(KBENCH_TEST_PYTHON, probe, {"0"}, why);
+    if (kbench::schedule::count_gpus() == 0) {
+        EXPECT_TRUE(out.empty());
+        EXPECT_FALSE(why.empty());
+        GTEST_SKIP() << "no GPU here; the probe said: " << why;
+    }
+    ASSERT_EQ(out.size(), 1u) << why;
+    std::unique_ptr<FILE, int (*)(FILE*)> smi(
+        ::popen("nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i 0", "r"), ::pclose);
+    ASSERT_TRUE(smi);
+    char line[64] = {};
+    ASSERT_TRUE(std::fgets(line, sizeof(line), smi.get()));
+    std::string expected(line);
+    while (!expected.empty() && (expected.back() == '\n' || expected.back() == ' '))
+        expected.pop_back();
+    EXPECT_EQ(out[0], expected);
+}
 
 TEST(SplitCores, DealsContiguousSharesThatDifferByOneAtMost) {
     auto shares = split_cores({0, 1, 2, 3, 4, 5, 6}, 3);
