@@ -54,7 +54,7 @@ struct TimingConfig {
     // strict: adaptive sampling until the median's 95% interval is narrow enough, or a cap.
     int min_samples = 10;
     int max_samples = 2000;
-    double max_seconds = 10.0;
+    double max_seconds = 5.0;
     double target_rel_halfwidth = 0.01;
     int warmup_min = 3;
     int warmup_max = 200;
