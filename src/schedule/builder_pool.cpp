@@ -1,7 +1,6 @@
 #include "schedule/builder_pool.hpp"
 
 #include <algorithm>
-#include <condition_variable>
 #include <thread>
 
 #include "build/worker_package.hpp"
@@ -10,6 +9,7 @@
 #include "sandbox/lockdown.hpp"
 #include "schedule/sandbox_process.hpp"
 #include "schedule/text.hpp"
+#include "schedule/work_queue.hpp"
 
 namespace kbench::schedule {
 
@@ -224,11 +224,7 @@ void BuilderPool::prebuild(const std::vector<CandidateSpec>& candidates) {
          (options_.builders > 0 || options_.env.device_kind == "cpu" || todo.size() < 2
               ? ""
               : " (half of them until the first is done)"));
-    std::size_t next = 0;
-    std::size_t rejected = 0;
-    std::mutex next_mutex;
-    std::condition_variable one_done;
-    bool any_done = false;
+    std::atomic<std::size_t> rejected{0};
     const int builders = std::min<int>(width(), int(todo.size()));
     // On GPUs the device waits for the first build: half the builders start it, each with the
     // cores for its host and device compilers side by side, so that it is done in about half
@@ -236,41 +232,24 @@ void BuilderPool::prebuild(const std::vector<CandidateSpec>& candidates) {
     const int first = options_.builders > 0 || options_.env.device_kind == "cpu"
                           ? builders
                           : std::max(1, builders / 2);
-    std::vector<std::thread> threads;
-    for (int t = 0; t < builders; ++t)
-        threads.emplace_back([&, t] {
-            if (t >= first) {
-                std::unique_lock<std::mutex> lock(next_mutex);
-                one_done.wait(lock, [&] { return any_done || next >= todo.size(); });
-            }
-            for (;;) {
-                const CandidateSpec* c;
-                {
-                    std::lock_guard<std::mutex> guard(next_mutex);
-                    if (next >= todo.size() || stopped_) break;
-                    c = todo[next++];
+    run_in_waves(
+        todo.size(), builders, first,
+        [&](std::size_t i) {
+            const CandidateSpec& c = *todo[i];
+            try {
+                // A candidate a static rule rejects is never built.
+                if (integrity::first_rejection(review(c).findings(options_.rules))) {
+                    ++rejected;
+                    return false;
                 }
-                try {
-                    // A candidate a static rule rejects is never built.
-                    if (integrity::first_rejection(review(*c).findings(options_.rules))) {
-                        std::lock_guard<std::mutex> guard(next_mutex);
-                        ++rejected;
-                        continue;
-                    }
-                    double spent = 0;
-                    build(*c, spent);
-                } catch (const std::exception& e) {
-                    note(std::string("a build failed in the harness: ") + e.what());
-                }
-                std::lock_guard<std::mutex> guard(next_mutex);
-                any_done = true;
-                one_done.notify_all();
+                double spent = 0;
+                build(c, spent);
+            } catch (const std::exception& e) {
+                note(std::string("a build failed in the harness: ") + e.what());
             }
-            // Waiting builders see that nothing is left.
-            std::lock_guard<std::mutex> guard(next_mutex);
-            one_done.notify_all();
-        });
-    for (auto& t : threads) t.join();
+            return true;
+        },
+        stopped_);
     if (rejected > 0)
         note(std::to_string(rejected) + " candidate(s) rejected by a static rule: not built");
 }

@@ -1,7 +1,9 @@
 #include "schedule/work_queue.hpp"
 
 #include <algorithm>
+#include <condition_variable>
 #include <stdexcept>
+#include <thread>
 
 namespace kbench::schedule {
 
@@ -60,6 +62,40 @@ void WorkQueue::give_back(std::size_t device, std::size_t item) {
 std::size_t WorkQueue::pending() const {
     std::lock_guard<std::mutex> guard(mutex_);
     return pending_.size();
+}
+
+void run_in_waves(std::size_t count, int width, int first,
+                  const std::function<bool(std::size_t)>& work, const std::atomic<bool>& stop) {
+    std::size_t next = 0;
+    bool one_done = false;
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < width; ++t)
+        threads.emplace_back([&, t] {
+            if (t >= first) {
+                std::unique_lock<std::mutex> lock(mutex);
+                changed.wait(lock, [&] { return one_done || next >= count || stop; });
+            }
+            for (;;) {
+                std::size_t item;
+                {
+                    std::lock_guard<std::mutex> guard(mutex);
+                    if (next >= count || stop) break;
+                    item = next++;
+                }
+                bool done = work(item);
+                std::lock_guard<std::mutex> guard(mutex);
+                if (done && !one_done) {
+                    one_done = true;
+                    changed.notify_all();
+                }
+            }
+            // Threads still waiting see that nothing is left.
+            std::lock_guard<std::mutex> guard(mutex);
+            changed.notify_all();
+        });
+    for (auto& t : threads) t.join();
 }
 
 }  // namespace kbench::schedule

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <deque>
 #include <functional>
@@ -43,5 +44,11 @@ class WorkQueue {
     std::deque<std::size_t> pending_;
     mutable std::mutex mutex_;
 };
+
+// Runs work(i) for every i below `count`, in order, on `width` threads of which only `first`
+// take items until one item's work returns true (a build done, say); then all of them do. Once
+// `stop` is set no item is started. Returns when every thread is done.
+void run_in_waves(std::size_t count, int width, int first,
+                  const std::function<bool(std::size_t)>& work, const std::atomic<bool>& stop);
 
 }  // namespace kbench::schedule

@@ -4,7 +4,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 namespace kbench::schedule {
 namespace {
@@ -86,3 +90,85 @@ TEST(WorkQueue, ConcurrentDevicesGetEveryItemExactlyOnce) {
 
 }  // namespace
 }  // namespace kbench::schedule
+
+namespace {
+
+// Items that take a while each, with how many ran at once before and after the first was done.
+struct Concurrency {
+    std::mutex mutex;
+    int running = 0;
+    int most_before_first_done = 0;
+    int most = 0;
+    bool first_done = false;
+    std::vector<std::size_t> started;
+
+    std::condition_variable changed;
+    int gather = 0;  // items from 2 on wait (5 s at most) until this many run at once
+
+    bool run(std::size_t item, bool counts) {
+        std::unique_lock<std::mutex> lock(mutex);
+        started.push_back(item);
+        ++running;
+        most = std::max(most, running);
+        if (!first_done) most_before_first_done = std::max(most_before_first_done, running);
+        changed.notify_all();
+        if (item >= 2 && item < 2 + std::size_t(gather))
+            changed.wait_for(lock, std::chrono::seconds(5), [&] { return running >= gather; });
+        lock.unlock();
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        lock.lock();
+        --running;
+        if (counts) first_done = true;
+        return counts;
+    }
+};
+
+}  // namespace
+
+TEST(RunInWaves, OnlyTheFirstWaveRunsUntilAnItemIsDoneThenEveryThread) {
+    Concurrency c;
+    c.gather = 4;  // once the first is done, the four threads meet
+    std::atomic<bool> stop{false};
+    kbench::schedule::run_in_waves(
+        12, 4, 2, [&](std::size_t i) { return c.run(i, true); }, stop);
+    EXPECT_EQ(c.started.size(), 12u);
+    EXPECT_LE(c.most_before_first_done, 2);
+    EXPECT_EQ(c.most, 4);
+    std::vector<std::size_t> sorted = c.started;
+    std::sort(sorted.begin(), sorted.end());
+    for (std::size_t i = 0; i < sorted.size(); ++i) EXPECT_EQ(sorted[i], i);  // each once
+}
+
+TEST(RunInWaves, ItemsThatAreNotDoneKeepTheRestWaiting) {
+    // The first six items do not count (a static rule rejected them): two threads run them; the
+    // others join after the seventh.
+    Concurrency c;
+    std::atomic<bool> stop{false};
+    kbench::schedule::run_in_waves(
+        10, 4, 2, [&](std::size_t i) { return c.run(i, i >= 6); }, stop);
+    EXPECT_EQ(c.started.size(), 10u);
+    EXPECT_LE(c.most_before_first_done, 2);
+}
+
+TEST(RunInWaves, NothingCountsAndEveryItemStillRuns) {
+    Concurrency c;
+    std::atomic<bool> stop{false};
+    kbench::schedule::run_in_waves(
+        5, 3, 1, [&](std::size_t i) { return c.run(i, false); }, stop);
+    EXPECT_EQ(c.started.size(), 5u);
+    EXPECT_EQ(c.most, 1);
+}
+
+TEST(RunInWaves, StopStartsNoMoreItems) {
+    std::atomic<bool> stop{false};
+    std::atomic<int> ran{0};
+    kbench::schedule::run_in_waves(
+        100, 4, 2,
+        [&](std::size_t) {
+            if (++ran == 3) stop = true;
+            return true;
+        },
+        stop);
+    EXPECT_LE(ran.load(), 4 + 2);  // those under way when it was set finish
+    EXPECT_LT(ran.load(), 100);
+}
