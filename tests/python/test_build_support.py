@@ -153,6 +153,30 @@ torch::Tensor f(torch::Tensor x) {
     assert header == extensions.light_header([code], str(include))
 
 
+def test_out_and_in_place_forms_bring_their_operators_header(tmp_path):
+    # ATen declares at::add_out, at::add_outf and at::relu_ in add.h and relu.h: without them a
+    # build with the light header fails and is built again as written (a minute on a GPU).
+    include = tmp_path / "include"
+    (include / "ATen" / "ops").mkdir(parents=True)
+    for op in ("add", "relu", "mm", "clamp_min", "_softmax"):
+        (include / "ATen" / "ops" / (op + ".h")).write_text("")
+    code = """
+torch::Tensor f(torch::Tensor x, torch::Tensor y, torch::Tensor out) {
+    at::add_out(out, x, y);
+    at::mm_outf(x, y, out);
+    torch::relu_(x);
+    at::clamp_min_out(out, x, 0);
+    at::_softmax_out(out, x, 1, false);
+    at::nothing_out(out);
+    my_helper_(x);
+    return out;
+}"""
+    header = extensions.light_header([code], str(include))
+    ops = sorted(line.split("/")[-1][:-3] for line in header.splitlines()
+                 if line.startswith("#include <ATen/ops/"))
+    assert ops == ["_softmax", "add", "clamp_min", "mm", "relu"]
+
+
 NVCC_UNDEFINED = ("Error building extension 'm': [1/3] nvcc cuda.cu\nFAILED: cuda.cuda.o\n"
                   "cuda.cu(12): error: identifier \"C10_CUDA_KERNEL_LAUNCH_CHECK\" is undefined\n"
                   "cuda.cu(30): error: identifier \"CUBLAS_FILL_UPPER\" is undefined\n"
@@ -414,6 +438,13 @@ def test_typical_cuda_code_compiles_with_its_own_header(tmp_path):
                           capture_output=True, text=True, env=env, timeout=900)
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["rc"] != 0 and result["as_written_too"] == [], result["err"]
+    # Out= and in-place forms find their operator's header (they were built again as written).
+    source.write_text(TYPICAL_CUDA + "\nvoid g(at::Tensor x, at::Tensor y, at::Tensor out) {\n"
+                      "    at::add_out(out, x, y); torch::relu_(x); at::mm_outf(x, y, out);\n}\n")
+    done = subprocess.run([sys.executable, "-c", NVCC_PROBE, str(PACKAGE), str(source)],
+                          capture_output=True, text=True, env=env, timeout=900)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["rc"] == 0, result["err"]
 
 
 def test_import_before_fork_leaves_cuda_unasked():

@@ -172,9 +172,26 @@ def light_header(texts, include):
         "#include <c10/core/TensorOptions.h>",
         "#include <c10/util/Exception.h>",
     ]
-    lines += [f"#include <ATen/ops/{n}.h>" for n in sorted(names)
-              if os.path.isfile(os.path.join(ops, n + ".h"))]
+    headers = set()
+    for n in names:
+        header = _operator_header(ops, n)
+        if header:
+            headers.add(header)
+    lines += [f"#include <ATen/ops/{h}.h>" for h in sorted(headers)]
     return "\n".join(lines) + "\n" + _TORCH_NAMESPACE
+
+
+def _operator_header(ops, name):
+    """The ATen/ops header that declares at::name: its own, or for an out= or in-place form
+    (add_out, add_outf, relu_) the base operator's, which declares them all; None when ATen
+    has no such operator."""
+    for suffix in ("", "_outf", "_out", "_"):
+        if suffix and not name.endswith(suffix):
+            continue
+        base = name[:len(name) - len(suffix)] if suffix else name
+        if base and os.path.isfile(os.path.join(ops, base + ".h")):
+            return base
+    return None
 
 
 # What the light header would give another meaning: pybind11, and the factories PyTorch's
