@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -676,6 +677,12 @@ std::vector<std::pair<pid_t, std::string>> threads_of(pid_t pid) {
     ::closedir(d);
     std::sort(out.begin(), out.end());
     return out;
+}
+
+void give_way_to_others() {
+    ::setpriority(PRIO_PROCESS, 0, ::getpriority(PRIO_PROCESS, 0) + 10);
+    sched_param none{};
+    ::sched_setscheduler(0, SCHED_IDLE, &none);
 }
 
 void make_undumpable() {

@@ -100,6 +100,12 @@ std::vector<std::pair<pid_t, std::string>> threads_of(pid_t pid);
 // memory through /proc. Judge, zygote and orchestrator call it at start.
 void make_undumpable();
 
+// This process (and what it starts from now on) gives way to the rest: niceness 10 higher and
+// SCHED_IDLE, so that it runs only on CPUs nothing else wants and a process of normal priority
+// that wakes up never waits for it (where SCHED_IDLE is refused, the niceness alone).
+// Async-signal-safe: for a child between fork and exec. Builders call it.
+void give_way_to_others();
+
 // Whether uid can read path and every folder above it.
 bool readable_by(const std::string& path, std::int64_t uid, std::int64_t gid);
 

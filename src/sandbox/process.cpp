@@ -26,6 +26,7 @@
 
 #include "core/error.hpp"
 #include "sandbox/bounded_output.hpp"
+#include "sandbox/lockdown.hpp"
 
 namespace kbench::sandbox {
 
@@ -115,10 +116,7 @@ pid_t fork_and_exec(const SpawnSpec& spec) {
         if (spec.new_process_group) ::setpgid(0, 0);
         if (spec.nice != 0)
             ::setpriority(PRIO_PROCESS, 0, ::getpriority(PRIO_PROCESS, 0) + spec.nice);
-        if (spec.idle) {
-            sched_param none{};
-            ::sched_setscheduler(0, SCHED_IDLE, &none);  // where it is refused, the niceness
-        }
+        if (spec.idle) give_way_to_others();
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the orchestrator
         for (const auto& [name, value] : spec.env_set) ::setenv(name.c_str(), value.c_str(), 1);
         if (null >= 0) ::dup2(null, STDIN_FILENO);

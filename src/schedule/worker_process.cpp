@@ -52,7 +52,6 @@ WorkerProcess::WorkerProcess(const WorkerEnvironment& env, const std::string& ro
         spec.env_set.emplace_back("MKL_NUM_THREADS", threads);
     }
     spec.nice = env.nice;
-    spec.idle = env.idle;
     spec.fds = {{3, theirs}};
     spec.stdin_null = true;
     spec.stdout_fd = log_fd;

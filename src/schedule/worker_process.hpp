@@ -28,7 +28,6 @@ struct WorkerEnvironment {
                                       // PyTorch uses as many threads
     fs::path log_dir;                 // worker logs
     int nice = 0;                     // added to the workers' niceness
-    bool idle = false;                // SCHED_IDLE (sandbox::SpawnSpec::idle)
     int device_share = 1;             // judges sharing the device (kbench baseline --jobs):
                                       // each caches reference calls in its share of memory
 };

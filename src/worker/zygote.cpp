@@ -256,8 +256,16 @@ class Zygote {
         PyOS_BeforeFork();
         std::fflush(nullptr);
         try {
+            // Builders give way to the judge and the sandboxes (a compiler that takes a core
+            // from them makes their requests wait on the judge's clock); the zygote that forks
+            // them does not, so that nothing starves its start.
+            bool builder = request.role == "builder";
             child.process = sandbox::spawn_confined(
-                spec, {null, fds[1], fds[1], fds[0]}, [] { PyOS_AfterFork_Child(); },
+                spec, {null, fds[1], fds[1], fds[0]},
+                [builder] {
+                    PyOS_AfterFork_Child();
+                    if (builder) sandbox::give_way_to_others();
+                },
                 [&request] { return run_child(request); });
         } catch (...) {
             PyOS_AfterFork_Parent();

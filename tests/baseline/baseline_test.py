@@ -86,6 +86,13 @@ def main():
     check("torch.compile (default)" in s["baseline"] and "1 problem" in s["baseline"], s)
     level1 = next(level for level in s["levels"] if level["level"] == "1")
     check(level1["without_baseline"] == ["2_Softmax"], level1)
+    # The report takes the same baseline: its label, and the problem without one listed.
+    page = os.path.join(work, "report.html")
+    run([kbench, "report", "--runs-dir", runs, "--run", "r", "--baseline", "compile", "-o", page],
+        env)
+    html = open(page).read()
+    check("torch.compile (default) baselines kept by kbench baseline" in html, "label")
+    check("without a baseline time" in html and "2_Softmax" in html, "problem without one")
     missing = run([kbench, "score", "--runs-dir", runs, "--run", "r", "--baseline",
                    "compile:max-autotune"], env, ok=(2,))
     check("kbench baseline --compile --compile-mode max-autotune" in missing.stderr,

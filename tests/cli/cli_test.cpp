@@ -245,6 +245,36 @@ bool a_process_mentions(const std::string& token) {
 // A candidate that starts a detached process (its own session, orphaned at once) must not leave
 // it running beside the next candidate: it dies with the candidate's sandbox, before anything
 // else runs, and the verdict names it.
+// Builders give way to the judge and the sandboxes: they run under SCHED_IDLE (field 41 of
+// /proc/self/stat, 5), forked so by a zygote of normal priority; the sandbox that evaluates the
+// candidate does not. A builder's import that fails is no verdict (the sandbox imports again),
+// but its compile error is: where the policy is wrong the candidate builds a broken source.
+TEST_F(Cli, BuildersRunUnderSchedIdleAndSandboxesDoNot) {
+    std::string candidate = write("policy.py", R"PY(import os
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+with open("/proc/self/stat") as f:
+    policy = int(f.read().rsplit(")", 1)[1].split()[38])
+building = bool(os.environ.get("KBENCH_BUILD_DEVICE")) and not os.environ.get("KBENCH_PREBUILT")
+right = policy == (5 if building else 0)
+source = "torch::Tensor same(torch::Tensor x) { return x.relu(); }" + ("" if right else (
+    "\n#error scheduling policy " + str(policy) + (" while building" if building else "")))
+ext = load_inline(name="policy_ext", cpp_sources=source, functions=["same"])
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return ext.same(x)
+)PY");
+    // A cache of its own: a build kept from an earlier run would not be built again (and no
+    // build support, which would take a minute to make there).
+    auto r = run_command(kbench(
+        "--device cpu --json --no-timing -q --no-build-support --cache-dir " +
+        quote((dir_ / "cache").string()) + " " + quote(kReference) + " " + quote(candidate)));
+    auto verdicts = json_lines(r.out);
+    ASSERT_EQ(verdicts.size(), 1u) << r.out << r.err;
+    EXPECT_EQ(verdicts[0]["status"], "correct") << verdicts[0].dump(2);
+}
+
 TEST_F(Cli, ProcessesACandidateLeavesBehindAreKilledBeforeTheNext) {
     std::string token = "300." + std::to_string(::getpid());
     std::string leaves = write("leaves_daemon.py", R"PY(import os
