@@ -29,8 +29,9 @@ struct SpawnSpec {
     int stderr_fd = -1;
     bool new_process_group = true;
     int nice = 0;  // added to the child's niceness
-    // SCHED_IDLE: the child (and what it starts) runs only on CPUs nothing else wants, so that a
-    // process of normal priority that wakes up never waits for it.
+    // SCHED_IDLE and niceness 10 higher (sandbox::give_way_to_others): the child (and what it
+    // starts) runs only on CPUs nothing else wants, so that a process of normal priority that
+    // wakes up never waits for it.
     bool idle = false;
 };
 

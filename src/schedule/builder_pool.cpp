@@ -209,8 +209,8 @@ void BuilderPool::keep_run_time_builds(const std::string& key, const fs::path& s
 
 void BuilderPool::prebuild(const std::vector<CandidateSpec>& candidates) {
     // Which candidates to build: not cached, each source once. The static rules' review (a
-    // Python process each, 0.1 s) is left to the builders, which do it side by side: done here,
-    // one after another, it held the first build back by seconds.
+    // Python process each, 0.1 s) is done side by side below: done here, one after another, it
+    // held the first build back by seconds.
     std::vector<const CandidateSpec*> todo;
     std::vector<std::string> keys;
     for (const auto& c : candidates) {
@@ -225,8 +225,22 @@ void BuilderPool::prebuild(const std::vector<CandidateSpec>& candidates) {
          (options_.builders > 0 || options_.env.device_kind == "cpu" || todo.size() < 2
               ? ""
               : " (half of them until the first is done)"));
-    std::atomic<std::size_t> rejected{0};
+    // The static rules' review first, every candidate side by side: a fraction of a second
+    // before the first build, and none left to run at normal priority beside the device's
+    // timing later.
     const int builders = std::min<int>(width(), int(todo.size()));
+    run_in_waves(
+        todo.size(), builders, builders,
+        [&](std::size_t i) {
+            try {
+                review(*todo[i]);
+            } catch (const std::exception&) {
+                // Said again, by the builder, below.
+            }
+            return true;
+        },
+        stopped_);
+    std::atomic<std::size_t> rejected{0};
     // On GPUs the device waits for the first build: half the builders start it, each with the
     // cores for its host and device compilers side by side, so that it is done in about half
     // the time it takes with every builder at once; the rest join once one is done.

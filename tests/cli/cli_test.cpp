@@ -242,9 +242,6 @@ bool a_process_mentions(const std::string& token) {
     return false;
 }
 
-// A candidate that starts a detached process (its own session, orphaned at once) must not leave
-// it running beside the next candidate: it dies with the candidate's sandbox, before anything
-// else runs, and the verdict names it.
 // Builders give way to the judge and the sandboxes: they run under SCHED_IDLE (field 41 of
 // /proc/self/stat, 5), forked so by a zygote of normal priority; the sandbox that evaluates the
 // candidate does not. A builder's import that fails is no verdict (the sandbox imports again),
@@ -275,6 +272,9 @@ class ModelNew(nn.Module):
     EXPECT_EQ(verdicts[0]["status"], "correct") << verdicts[0].dump(2);
 }
 
+// A candidate that starts a detached process (its own session, orphaned at once) must not leave
+// it running beside the next candidate: it dies with the candidate's sandbox, before anything
+// else runs, and the verdict names it.
 TEST_F(Cli, ProcessesACandidateLeavesBehindAreKilledBeforeTheNext) {
     std::string token = "300." + std::to_string(::getpid());
     std::string leaves = write("leaves_daemon.py", R"PY(import os

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include "core/error.hpp"
@@ -51,6 +52,8 @@ TEST(GpuCapabilities, AnAnswerForAnotherNumberOfGpusIsNoAnswer) {
 TEST(GpuCapabilities, TheDriverProbeAgreesWithNvidiaSmi) {
     kbench::fs::path probe =
         kbench::fs::path(KBENCH_TEST_WORKER_PATH) / "kbench_worker" / "gpu_probe.py";
+    // nvidia-smi numbers GPUs in PCI order; CUDA, unless told so, fastest first.
+    ::setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
     std::string why;
     auto out = gpu_capabilities(KBENCH_TEST_PYTHON, probe, {"0"}, why);
     if (kbench::schedule::count_gpus() == 0) {
