@@ -131,11 +131,21 @@ def test_cuda_files_get_a_header_of_their_own_unless_they_use_pybind11(support, 
     light_folder(shortcut["extra_cuda_cflags"])
 
 
-def test_the_light_header_names_the_operators_the_code_calls(tmp_path):
+def light_header_of(tmp_path, operators, code):
+    """The light header of code against an include folder whose ATen/ops holds a header for each
+    operator given, and the operators it includes."""
     include = tmp_path / "include"
     (include / "ATen" / "ops").mkdir(parents=True)
-    for op in ("empty", "empty_like", "max", "zeros", "relu"):
+    for op in operators:
         (include / "ATen" / "ops" / (op + ".h")).write_text("")
+    header = extensions.light_header([code], str(include))
+    ops = sorted(line.split("/")[-1][:-3] for line in header.splitlines()
+                 if line.startswith("#include <ATen/ops/"))
+    assert header == extensions.light_header([code], str(include))
+    return ops
+
+
+def test_the_light_header_names_the_operators_the_code_calls(tmp_path):
     code = """
 __global__ void k(float* y, const float* x) { y[0] = max(x[0], 0.f); }
 torch::Tensor f(torch::Tensor x) {
@@ -146,20 +156,13 @@ torch::Tensor f(torch::Tensor x) {
     std::vector<int> v; v.empty();
     return torch::not_an_op(y);
 }"""
-    header = extensions.light_header([code], str(include))
-    ops = sorted(line.split("/")[-1][:-3] for line in header.splitlines()
-                 if line.startswith("#include <ATen/ops/"))
+    ops = light_header_of(tmp_path, ("empty", "empty_like", "max", "zeros", "relu"), code)
     assert ops == ["empty_like", "max", "zeros"]
-    assert header == extensions.light_header([code], str(include))
 
 
 def test_out_and_in_place_forms_bring_their_operators_header(tmp_path):
     # ATen declares at::add_out, at::add_outf and at::relu_ in add.h and relu.h: without them a
     # build with the light header fails and is built again as written (a minute on a GPU).
-    include = tmp_path / "include"
-    (include / "ATen" / "ops").mkdir(parents=True)
-    for op in ("add", "relu", "mm", "clamp_min", "_softmax"):
-        (include / "ATen" / "ops" / (op + ".h")).write_text("")
     code = """
 torch::Tensor f(torch::Tensor x, torch::Tensor y, torch::Tensor out) {
     at::add_out(out, x, y);
@@ -171,9 +174,7 @@ torch::Tensor f(torch::Tensor x, torch::Tensor y, torch::Tensor out) {
     my_helper_(x);
     return out;
 }"""
-    header = extensions.light_header([code], str(include))
-    ops = sorted(line.split("/")[-1][:-3] for line in header.splitlines()
-                 if line.startswith("#include <ATen/ops/"))
+    ops = light_header_of(tmp_path, ("add", "relu", "mm", "clamp_min", "_softmax"), code)
     assert ops == ["_softmax", "add", "clamp_min", "mm", "relu"]
 
 
