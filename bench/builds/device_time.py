@@ -45,6 +45,10 @@ def main(path):
                 float(x) for x in SECONDS.findall(text))
         elif text.startswith("  sandbox detached and ended in"):
             totals["end of the sandbox"] += float(SECONDS.search(text).group(1))
+        elif text.startswith("  sandboxes detached and ended in"):
+            # With rounds both sandboxes end beside the judge's count of the problem's work.
+            totals["end of both sandboxes, beside the floor's count"] += float(
+                SECONDS.search(text).group(1))
         elif text.startswith("  correctness:") or text.startswith("  timed:"):
             phase = "correctness" if "correctness" in text else "timing"
             inner = text[text.find("(", text.find("checked") if phase == "timing" else 0) + 1:-1]

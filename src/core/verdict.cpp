@@ -75,6 +75,7 @@ json Verdict::to_json() const {
         j["baseline"] = baseline->to_json();
         j["baseline"]["kind"] = baseline_kind;
         if (!baseline_precision.is_null()) j["baseline"]["precision"] = baseline_precision;
+        if (!baseline_kernels.is_null()) j["baseline"]["kernels"] = baseline_kernels;
     } else {
         j["baseline"] = nullptr;
     }
@@ -129,6 +130,7 @@ Verdict Verdict::from_json(const json& j) {
         v.baseline = TimingResult::from_json(j["baseline"]);
         v.baseline_kind = j["baseline"].value("kind", std::string("eager"));
         v.baseline_precision = j["baseline"].value("precision", json());
+        v.baseline_kernels = j["baseline"].value("kernels", json());
     }
     if (j.contains("speedup") && !j["speedup"].is_null()) v.speedup = number_at(j, "speedup");
     if (j.contains("speedup_ci95") && j["speedup_ci95"].is_array() && j["speedup_ci95"].size() == 2)

@@ -83,6 +83,9 @@ struct Verdict {
     std::optional<TimingResult> baseline;
     std::string baseline_kind = "eager";
     json baseline_precision;  // the precision flags the baseline was timed under
+    // With rounds on a GPU: the kernels the reference's own sandbox ran while the baseline was
+    // timed ({calls, kernel_us, kernels: [{name, count, total_us}]}), or null.
+    json baseline_kernels;
     std::optional<double> speedup;
     std::optional<std::pair<double, double>> speedup_ci95;
     // Rounds the speedup and its interval come from (alternating rounds); 0: samples timed apart.

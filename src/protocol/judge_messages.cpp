@@ -248,6 +248,7 @@ json CandidateTimed::to_json() const {
                 {"failure", failure},
                 {"arbitration", arbitration},
                 {"kernels", kernels},
+                {"reference_kernels", reference_kernels},
                 {"baseline", baseline ? baseline->to_json() : json(nullptr)},
                 {"round_ratios", reals_json(round_ratios)},
                 {"steps_s", steps_json(steps_s)}};
@@ -258,6 +259,12 @@ CandidateTimed CandidateTimed::from_json(const json& j) {
     CandidateTimed t;
     t.failure = f.text("failure");
     t.kernels = kernels_from(f, "timing reply");
+    t.reference_kernels = f.any("reference_kernels");
+    if (!t.reference_kernels.is_null()) {
+        if (!t.reference_kernels.is_object())
+            throw ProtocolError("timing reply: reference_kernels is not an object");
+        t.reference_kernels = KernelsReported::from_json(t.reference_kernels).to_json();
+    }
     t.checked_calls = f.count("checked_calls");
     t.arbitration = f.any("arbitration");
     if (!t.arbitration.is_null() && !t.arbitration.is_object())

@@ -155,6 +155,7 @@ struct CandidateTimed {
     std::string failure;              // a checked call's failure; empty when all passed
     json arbitration;                 // checked calls judged at a wider precision, or null
     json kernels;                     // the kernels the sandbox ran meanwhile, or null
+    json reference_kernels;  // with rounds: the kernels the reference's own sandbox ran, or null
     // kbench's protocol with rounds: the baseline, timed in its own sandbox in requests
     // alternating with the candidate's, and each round's ratio (the median of the baseline's
     // samples in the round over the candidate's).

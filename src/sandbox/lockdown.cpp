@@ -679,6 +679,46 @@ std::vector<std::pair<pid_t, std::string>> threads_of(pid_t pid) {
     return out;
 }
 
+bool set_process_affinity(pid_t pid, const std::vector<int>& cores, std::string* why) {
+    if (cores.empty()) return true;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : cores)
+        if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
+    auto threads = threads_of(pid);
+    if (threads.empty()) {
+        if (why) *why = "process " + std::to_string(pid) + " has no threads to pin (gone?)";
+        return false;
+    }
+    for (const auto& [tid, name] : threads) {
+        if (::sched_setaffinity(tid, sizeof set, &set) == 0) continue;
+        if (errno == ESRCH) continue;  // a thread that ended meanwhile
+        if (why)
+            *why = "sched_setaffinity of thread " + std::to_string(tid) + " (" + name +
+                   "): " + std::strerror(errno);
+        return false;
+    }
+    return true;
+}
+
+bool set_process_idle(pid_t pid, std::string* why) {
+    auto threads = threads_of(pid);
+    if (threads.empty()) {
+        if (why) *why = "process " + std::to_string(pid) + " has no threads (gone?)";
+        return false;
+    }
+    sched_param none{};
+    for (const auto& [tid, name] : threads) {
+        if (::sched_setscheduler(tid, SCHED_IDLE, &none) == 0) continue;
+        if (errno == ESRCH) continue;
+        if (why)
+            *why = "sched_setscheduler of thread " + std::to_string(tid) + " (" + name +
+                   "): " + std::strerror(errno);
+        return false;
+    }
+    return true;
+}
+
 void give_way_to_others() {
     ::setpriority(PRIO_PROCESS, 0, ::getpriority(PRIO_PROCESS, 0) + 10);
     sched_param none{};

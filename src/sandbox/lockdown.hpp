@@ -96,6 +96,15 @@ std::vector<pid_t> children_of(pid_t parent);
 // Threads of a process: thread id and name.
 std::vector<std::pair<pid_t, std::string>> threads_of(pid_t pid);
 
+// Sets the CPU affinity of every thread of the process to `cores` (threads it starts later
+// inherit their starter's). Empty: true; on a failure false, with why (no such process, or no
+// permission).
+bool set_process_affinity(pid_t pid, const std::vector<int>& cores, std::string* why = nullptr);
+
+// Puts every thread of the process under SCHED_IDLE (threads it starts later inherit it): on a
+// core it shares, it runs only when nothing else there wants to. False with why on a failure.
+bool set_process_idle(pid_t pid, std::string* why = nullptr);
+
 // Marks this process as not dumpable: processes of the same user cannot ptrace it or read its
 // memory through /proc. Judge, zygote and orchestrator call it at start.
 void make_undumpable();

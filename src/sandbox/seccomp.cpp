@@ -59,6 +59,12 @@ const std::vector<long>& refused() {
         SYS_clock_adjtime,
         SYS_adjtimex,
         SYS_syslog,
+        // On GPUs kbench pins both sandboxes to one core while a candidate is timed (the same
+        // CPU path for the candidate and the baseline), the candidate's under SCHED_IDLE: a
+        // candidate may neither move itself off that core nor raise its own priority there.
+        SYS_sched_setaffinity,
+        SYS_sched_setscheduler,
+        SYS_sched_setattr,
         SYS_vhangup,
         SYS_quotactl,
 #ifdef SYS_pidfd_getfd

@@ -70,8 +70,13 @@ class BuilderPool {
     // returns when all are done.
     void prebuild(const std::vector<CandidateSpec>& candidates);
 
-    // From now on prebuild starts no build (those under way finish): kbench cannot go on.
-    void stop_prebuilding() { stopped_ = true; }
+    // From now on prebuild starts no build: kbench cannot go on. Builds under way finish, or
+    // with `abandon` are killed within a quarter of a second (nothing of them is kept), so
+    // that an error that ends the run is reported without waiting for compilers.
+    void stop_prebuilding(bool abandon = false) {
+        if (abandon) abandoned_ = true;
+        stopped_ = true;
+    }
 
     // Whether the candidate's build is done (or never happens: a static rule rejects it), so
     // that evaluating it waits for no compiler.
@@ -114,6 +119,7 @@ class BuilderPool {
     mutable std::mutex mutex_;
     std::atomic<unsigned> builds_started_{0};
     std::atomic<bool> stopped_{false};
+    std::atomic<bool> abandoned_{false};
     mutable std::unique_ptr<BuildSupport> support_;
     mutable std::mutex support_mutex_;
     mutable std::string visible_support_;

@@ -80,6 +80,14 @@ std::vector<int> usable_cores() {
     return cores;
 }
 
+TimingCores timing_cores(const std::vector<int>& usable, std::size_t devices) {
+    TimingCores out;
+    if (devices == 0 || usable.size() < 2 * devices + 2) return out;
+    out.builders.assign(usable.begin(), usable.end() - std::ptrdiff_t(devices));
+    for (std::size_t d = 0; d < devices; ++d) out.timing.push_back(usable[usable.size() - 1 - d]);
+    return out;
+}
+
 std::vector<std::vector<int>> split_cores(const std::vector<int>& cores, int shares) {
     if (shares < 1 || std::size_t(shares) > cores.size())
         throw UsageError(std::to_string(shares) +

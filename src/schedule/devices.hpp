@@ -30,6 +30,16 @@ DeviceChoice parse_device(const std::string& text);
 // The cores this process may run on (its affinity), in order.
 std::vector<int> usable_cores();
 
+// On GPUs: a core for each device's timing (both sandboxes are pinned to it while
+// a candidate is timed, so that the candidate's and the baseline's launches take the same CPU
+// path), from the end of the usable cores, and the cores left to the builders, which never run
+// there. None (both empty) with fewer than 2 cores a device plus 2.
+struct TimingCores {
+    std::vector<int> timing;    // one a device, in device order
+    std::vector<int> builders;  // the rest
+};
+TimingCores timing_cores(const std::vector<int>& usable, std::size_t devices);
+
 // Cores dealt into `shares` contiguous groups whose sizes differ by one at most. Throws a
 // UsageError when there are fewer cores than shares.
 std::vector<std::vector<int>> split_cores(const std::vector<int>& cores, int shares);

@@ -54,13 +54,18 @@ EvalEngine::EvalEngine(EngineOptions options) : options_(std::move(options)) {
             devices_.push_back("cpu:" + std::to_string(j));
     }
     if (devices_.empty()) throw UsageError("no GPU to run on", "pass --gpus, or --device cpu");
+    // On GPUs each device's timing gets a core of its own, which builders leave alone.
+    TimingCores timing;
+    if (!cpu) timing = timing_cores(usable_cores(), devices_.size());
+    if (!timing.builders.empty()) options_.builds.env.cpu_cores = timing.builders;
 
     // The builder pool and one evaluator a device start together: each imports torch.
     builds_ = std::make_unique<BuilderPool>(options_.builds);
     evaluators_.resize(devices_.size());
     failures_.resize(devices_.size());
     for (std::size_t d = 0; d < devices_.size(); ++d)
-        starts_.emplace_back([this, d, cpu, share = cores.empty() ? std::vector<int>() : cores[d]] {
+        starts_.emplace_back([this, d, cpu, share = cores.empty() ? std::vector<int>() : cores[d],
+                              timing_core = timing.timing.empty() ? -1 : timing.timing[d]] {
             EvaluatorOptions e;
             e.config = options_.config;
             // Verdicts name the physical GPU that produced them (the workers see it as cuda:0),
@@ -76,6 +81,7 @@ EvalEngine::EvalEngine(EngineOptions options) : options_(std::move(options)) {
             e.verbose = options_.verbose;
             e.reference_failures_are_verdicts = true;
             e.gpu_peaks = options_.gpu_peaks;
+            e.timing_core = timing_core;
             try {
                 evaluators_[d] = std::make_unique<Evaluator>(e, *builds_);
             } catch (const std::exception& error) {
@@ -138,7 +144,13 @@ void EvalEngine::devices_started() {
                              "check CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER, which both read");
         capabilities.push_back(capability);
     }
-    if (working == 0) throw InfraError("no device could start a judge: " + failures_.front());
+    if (working == 0)
+        throw InfraError("no device could start a judge: " + failures_.front(),
+                         options_.env.device_kind == "cpu"
+                             ? "check that this Python imports torch (the worker logs under the "
+                               "run's folder say more)"
+                             : "check the GPUs with nvidia-smi and that this Python's PyTorch "
+                               "sees them (torch.cuda.is_available()), or run with --device cpu");
     if (probed_.empty()) builds_->set_cuda_architectures(capabilities);
     started_ = true;
 }
@@ -168,7 +180,7 @@ void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink
     try {
         devices_started();
     } catch (...) {
-        builds_->stop_prebuilding();
+        builds_->stop_prebuilding(true);
         if (prebuild.joinable()) prebuild.join();
         throw;
     }
@@ -323,7 +335,7 @@ void EvalEngine::run(ItemFeed& feed, const VerdictSink& sink, const StartHook& o
         devices_started();
     } catch (...) {
         feed.on_push({});
-        builds_->stop_prebuilding();
+        builds_->stop_prebuilding(true);
         std::lock_guard<std::mutex> guard(builds_mutex);
         for (auto& t : builds) t.join();
         throw;

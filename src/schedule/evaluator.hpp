@@ -39,6 +39,9 @@ struct EvaluatorOptions {
     bool verbose = false;                          // a line per phase, too
     bool reference_failures_are_verdicts = false;  // else ReferenceError propagates
     std::optional<fs::path> gpu_peaks;             // the user's GPU table, ahead of kbench's
+    // The core both sandboxes are pinned to while a candidate is timed (-1: none;
+    // EvalEngine gives each GPU one, devices.hpp timing_cores).
+    int timing_core = -1;
 };
 
 // A verdict with the problem, candidate and configuration filled in and nothing decided yet.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <future>
 #include <set>
 
 #include "core/error.hpp"
@@ -226,6 +227,7 @@ static PhaseOutcome attach_reference(PhaseContext& c) {
 PhaseOutcome timing_phase(PhaseContext& c) {
     if (c.config.timing.rounds() && c.start_reference)
         if (auto o = attach_reference(c)) return o;
+    if (c.pin_for_timing) c.pin_for_timing();
     std::vector<std::string> threads_before = c.sandbox.threads();
     auto reply = c.judge.timing({c.config.timing, c.config.limits.timing_s});
     if (!reply.ok()) return decide_fault(*reply.fault, "timing", c);
@@ -244,6 +246,20 @@ PhaseOutcome timing_phase(PhaseContext& c) {
     c.candidate_samples = r.measured.samples_us;
     c.round_baseline = r.baseline;
     c.round_ratios = r.round_ratios;
+    if (!r.reference_kernels.is_null()) {
+        // What the baseline ran, beside what the candidate ran: both sides' kernel time a call.
+        integrity::KernelTable reference;
+        reference.add(protocol::KernelsReported::from_json(r.reference_kernels), {});
+        if (reference.collected()) {
+            json kernels = json::array();
+            for (const KernelShare& k : reference.shares())
+                kernels.push_back({{"name", k.name}, {"count", k.count}, {"total_us", k.total_us}});
+            json summary = reference.summary();
+            c.verdict.baseline_kernels = {{"calls", summary["calls"]},
+                                          {"kernel_us", summary["kernel_us"]},
+                                          {"kernels", kernels}};
+        }
+    }
     if (auto o = kernel_rules(c, r.kernels, true)) return o;
     for (const Finding& f : r.findings) c.verdict.integrity.push_back(f);
     std::vector<std::string> threads = added(threads_before, c.sandbox.threads());
@@ -262,12 +278,8 @@ PhaseOutcome timing_phase(PhaseContext& c) {
     return std::nullopt;
 }
 
-PhaseOutcome finish_phase(PhaseContext& c) {
-    auto start = sandbox::Clock::now();
-    auto reply = c.judge.detach();
-    if (!reply.ok()) return decide_fault(*reply.fault, "the end of the evaluation", c);
-    ConfinedExit e = c.sandbox.finish();
-    detail(c, "  sandbox detached and ended in " + fine_seconds(seconds_since(start)));
+// What the candidate's sandbox left when it ended: processes (killed with it), signals to kbench.
+static PhaseOutcome after_exit(PhaseContext& c, const ConfinedExit& e) {
     if (!e.leftovers.empty())
         c.verdict.integrity.push_back(
             {"processes_left_behind", "warn",
@@ -276,15 +288,32 @@ PhaseOutcome finish_phase(PhaseContext& c) {
     return signalled(e, c);
 }
 
-PhaseOutcome baseline_phase(PhaseContext& c) {
-    // Rounds alternating with the candidate's requests timed the baseline already.
-    bool rounds = c.round_baseline && c.round_ratios.size() >= 2;
-    auto reply =
-        c.judge.baseline({c.config.timing, !rounds}, std::max(120.0, 2 * c.config.limits.timing_s));
+PhaseOutcome finish_phase(PhaseContext& c) {
+    auto start = sandbox::Clock::now();
+    auto reply = c.judge.detach();
+    if (!reply.ok()) return decide_fault(*reply.fault, "the end of the evaluation", c);
+    ConfinedExit e = c.sandbox.finish();
+    detail(c, "  sandbox detached and ended in " + fine_seconds(seconds_since(start)));
+    return after_exit(c, e);
+}
+
+// Whether the rounds timed the baseline already (the judge's baseline request then only counts
+// the problem's work for the floor).
+static bool timed_in_rounds(const PhaseContext& c) {
+    return c.round_baseline && c.round_ratios.size() >= 2;
+}
+
+static protocol::Reply<protocol::BaselineTimed> ask_baseline(PhaseContext& c) {
+    return c.judge.baseline({c.config.timing, !timed_in_rounds(c)},
+                            std::max(120.0, 2 * c.config.limits.timing_s));
+}
+
+static PhaseOutcome baseline_from(PhaseContext& c,
+                                  const protocol::Reply<protocol::BaselineTimed>& reply) {
     if (!reply.ok()) return decide_fault(*reply.fault, "baseline", c);
     c.verdict.baseline_precision = reply.value->precision;
     score::SpeedupEstimate estimate;
-    if (rounds) {
+    if (timed_in_rounds(c)) {
         // Timed in alternating rounds with the candidate: drift hits both sides of each ratio.
         c.verdict.baseline = c.round_baseline->summary();
         estimate = score::speedup_over_rounds(c.round_ratios, c.config.timing.rounds_systematic);
@@ -305,6 +334,35 @@ PhaseOutcome baseline_phase(PhaseContext& c) {
     c.verdict.speedup = estimate.speedup;
     c.verdict.speedup_ci95 = {estimate.ci_lo, estimate.ci_hi};
     return floor_rule(c, reply.value->work);
+}
+
+PhaseOutcome baseline_phase(PhaseContext& c) {
+    return baseline_from(c, ask_baseline(c));
+}
+
+PhaseOutcome end_beside_baseline(PhaseContext& c) {
+    auto start = sandbox::Clock::now();
+    auto reply = c.judge.detach();
+    if (!reply.ok()) return decide_fault(*reply.fault, "the end of the evaluation", c);
+    // Both sandboxes' processes exit (CUDA's teardown: about 0.2 s on an H200) while the judge
+    // counts the problem's work; nothing is timed until both are reaped.
+    auto ending = std::async(std::launch::async, [&c] {
+        ConfinedExit e = c.sandbox.finish();
+        if (c.end_reference) c.end_reference();
+        return e;
+    });
+    std::optional<protocol::Reply<protocol::BaselineTimed>> base;
+    try {
+        base = ask_baseline(c);
+    } catch (...) {
+        ending.wait();
+        throw;
+    }
+    ConfinedExit e = ending.get();
+    detail(c, "  sandboxes detached and ended in " + fine_seconds(seconds_since(start)) +
+                  ", beside the judge's count of the problem's work");
+    if (auto o = after_exit(c, e)) return o;
+    return baseline_from(c, *base);
 }
 
 void run_pipeline(PhaseContext& c, int socket, std::int64_t sandbox_pid,
@@ -336,13 +394,17 @@ void run_pipeline(PhaseContext& c, int socket, std::int64_t sandbox_pid,
         if (!decided(finish_phase(c))) v.status = Status::correct;
         return;
     }
+    if (!ended) {
+        // A baseline timed in the judge waits for the candidate's processes to be gone; one timed
+        // in rounds is done, and the sandboxes end beside the judge's last request.
+        auto start = sandbox::Clock::now();
+        ended = decided(timing_phase(c));
+        if (!ended && !timed_in_rounds(c)) ended = decided(finish_phase(c));
+        v.phases_s["timing"] = seconds_since(start);
+    }
     if (!ended)
-        ended = timed("timing",
-                      [&] {
-                          PhaseOutcome o = timing_phase(c);
-                          return o ? o : finish_phase(c);
-                      }) ||
-                timed("baseline", [&] { return baseline_phase(c); });
+        timed("baseline",
+              [&] { return timed_in_rounds(c) ? end_beside_baseline(c) : baseline_phase(c); });
     if (v.status != Status::correct) {
         // The judge lets go of the sandbox, whatever state the phase left it in.
         try {

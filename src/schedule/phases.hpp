@@ -40,6 +40,12 @@ struct PhaseContext {
     // start_reference, by a caller that will time in rounds.
     std::function<void()> prestart_reference = {};
     std::string reference_file = {};
+    // Pins both sandboxes to the device's timing core, once both are loaded and
+    // before the candidate is timed; may be empty.
+    std::function<void()> pin_for_timing = {};
+    // Ends the reference's own sandbox once the rounds are done (beside the judge's last
+    // request); may be empty.
+    std::function<void()> end_reference = {};
 };
 
 struct Decision {
@@ -64,6 +70,10 @@ PhaseOutcome timing_phase(PhaseContext& c);
 PhaseOutcome finish_phase(PhaseContext& c);
 // The reference, timed in the judge: verdict.baseline and the speedup; decides correct.
 PhaseOutcome baseline_phase(PhaseContext& c);
+// With rounds (the baseline timed already): the judge lets go of both sandboxes, whose processes
+// end (the candidate's first, then the reference's) while the judge counts the problem's work for
+// the floor; then the speedup from the rounds, as baseline_phase.
+PhaseOutcome end_beside_baseline(PhaseContext& c);
 
 // The phases in order, until one decides: the verdict's status, reason and phase times.
 void run_pipeline(PhaseContext& c, int socket, std::int64_t sandbox_pid,

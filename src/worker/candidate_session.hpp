@@ -23,8 +23,11 @@ class CandidateSession {
     CandidateSession(ReferenceProblem& problem, const Device& device, int fd, pid_t sandbox_pid);
 
     // The sandbox's hello, its device, and the protocol's own cost measured with null requests,
-    // before the candidate's code is loaded.
-    protocol::SandboxAttached attach(double limit_s);
+    // before the candidate's code is loaded. `measured_like`: a session of another sandbox that
+    // runs the same code for the same problem (the candidate's, for the reference's own
+    // sandbox), whose measurement is taken instead of measuring again.
+    protocol::SandboxAttached attach(double limit_s,
+                                     const CandidateSession* measured_like = nullptr);
     void load(const protocol::LoadRequest& request);
     // Deadlines of requests of model calls, scaled to the reference's own time (PhaseLimits).
     void set_call_limits(double factor, double floor_s, double first_s) {

@@ -188,7 +188,7 @@ class Judge {
         reference_->blame(watched_);
         reference_->set_call_limits(request.call_factor, request.call_floor_s,
                                     request.first_call_s);
-        return reference_->attach(request.limit_s);
+        return reference_->attach(request.limit_s, session_.get());
     }
 
     void detach() {

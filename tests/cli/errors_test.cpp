@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
@@ -284,6 +285,21 @@ class ModelNew(nn.Module):
               "but the device is the CPU: run it on a GPU with --device cuda");
     for (const auto& v : verdicts)
         EXPECT_EQ(v.value("log", std::string()).find("IndexError"), std::string::npos) << v["log"];
+}
+
+TEST_F(Errors, NoJudgeOnAnyGpuStopsWithWhatToCheck) {
+    if (std::system("nvidia-smi -L > /dev/null 2>&1") == 0)
+        GTEST_SKIP() << "this machine has a GPU: the judge starts there";
+    auto r = kbench({"check", "--policy", "permissive", "--device", "cuda", "--python",
+                     KBENCH_TEST_PYTHON, "--cache-dir", (dir_ / "cache").string(),
+                     kFixtures + "/references/relu_small.py", kFixtures + "/cuda/honest.py"});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("kbench: error: no device could start a judge: "), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("  what to do: check the GPUs with nvidia-smi"), std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("Traceback"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << "no verdict without a judge: " << r.out;
 }
 
 // --- 4. The README's dataset commands on the built-in suite -------------------------------------

@@ -96,6 +96,27 @@ TEST(SplitCores, MoreJudgesThanCoresIsAUsageErrorThatSaysHowMany) {
     }
 }
 
+TEST(TimingCores, EachGpuGetsACoreFromTheEndThatBuildersLeaveAlone) {
+    std::vector<int> sixteen;
+    for (int c = 0; c < 16; ++c) sixteen.push_back(c);
+    auto one = kbench::schedule::timing_cores(sixteen, 1);
+    EXPECT_EQ(one.timing, std::vector<int>{15});
+    EXPECT_EQ(one.builders.size(), 15u);
+    EXPECT_EQ(one.builders.back(), 14);
+    auto two = kbench::schedule::timing_cores(sixteen, 2);
+    EXPECT_EQ(two.timing, (std::vector<int>{15, 14}));
+    EXPECT_EQ(two.builders.size(), 14u);
+    // The cores this process was given, whatever their numbers.
+    auto given = kbench::schedule::timing_cores({4, 5, 8, 9}, 1);
+    EXPECT_EQ(given.timing, std::vector<int>{9});
+    EXPECT_EQ(given.builders, (std::vector<int>{4, 5, 8}));
+    // Too few to spare one: nothing is pinned and builders take every core.
+    auto few = kbench::schedule::timing_cores({0, 1, 2}, 1);
+    EXPECT_TRUE(few.timing.empty());
+    EXPECT_TRUE(few.builders.empty());
+    EXPECT_TRUE(kbench::schedule::timing_cores({0, 1, 2, 3, 4}, 2).timing.empty());
+}
+
 TEST(UsableCores, ListsAtLeastTheCoreThisRunsOn) {
     EXPECT_FALSE(kbench::schedule::usable_cores().empty());
 }

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -191,6 +192,71 @@ TEST_F(Lockdown, NoInternetSocketsAndNoNewNamespaces) {
     EXPECT_NE(r.out.find("inet refused"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("unix ok"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("unshare refused"), std::string::npos) << r.out;
+}
+
+TEST_F(Lockdown, CannotMoveItselfToOtherCoresOrChangeItsScheduling) {
+    Run r = run(spec(), [] {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        ::sched_getaffinity(0, sizeof set, &set);
+        say(::sched_setaffinity(0, sizeof set, &set) == 0 ? "affinity set" : "affinity refused");
+        sched_param none{};
+        say(::sched_setscheduler(0, SCHED_OTHER, &none) == 0 ? "policy set" : "policy refused");
+        return 0;
+    });
+    if (!applied(r.layers, "seccomp")) GTEST_SKIP() << r.layers.to_json().dump();
+    EXPECT_NE(r.out.find("affinity refused"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("policy refused"), std::string::npos) << r.out;
+}
+
+// Every thread of another process, the ones it had and those it starts after, on the cores given.
+TEST(ProcessAffinity, PinsEveryThreadOfAProcessAndWhatItStartsLater) {
+    cpu_set_t mine;
+    CPU_ZERO(&mine);
+    ASSERT_EQ(::sched_getaffinity(0, sizeof mine, &mine), 0);
+    int core = -1;
+    for (int c = CPU_SETSIZE - 1; c >= 0 && core < 0; --c)
+        if (CPU_ISSET(c, &mine)) core = c;
+    int go[2];
+    ASSERT_EQ(::pipe(go), 0);
+    pid_t child = ::fork();
+    if (child == 0) {
+        std::thread a([] { ::pause(); });
+        std::thread b([] { ::pause(); });
+        char byte;
+        // Told to go on once pinned: one more thread, started from a pinned one.
+        if (::read(go[0], &byte, 1) == 1) std::thread([] { ::pause(); }).detach();
+        ::pause();
+        ::_exit(0);
+    }
+    auto cores_of = [&](pid_t tid) {
+        std::ifstream status("/proc/" + std::to_string(child) + "/task/" + std::to_string(tid) +
+                             "/status");
+        for (std::string line; std::getline(status, line);)
+            if (line.rfind("Cpus_allowed_list:", 0) == 0) return line.substr(line.find('\t') + 1);
+        return std::string("?");
+    };
+    auto wait_for_threads = [&](std::size_t n) {
+        for (int i = 0; i < 200 && kbench::sandbox::threads_of(child).size() < n; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        return kbench::sandbox::threads_of(child);
+    };
+    ASSERT_EQ(wait_for_threads(3).size(), 3u);
+    std::string why;
+    EXPECT_TRUE(kbench::sandbox::set_process_affinity(child, {core}, &why)) << why;
+    ASSERT_EQ(::write(go[1], "x", 1), 1);
+    auto threads = wait_for_threads(4);
+    EXPECT_EQ(threads.size(), 4u);
+    for (const auto& [tid, name] : threads) EXPECT_EQ(cores_of(tid), std::to_string(core)) << tid;
+    // And under SCHED_IDLE, every thread.
+    EXPECT_TRUE(kbench::sandbox::set_process_idle(child, &why)) << why;
+    for (const auto& [tid, name] : threads) EXPECT_EQ(::sched_getscheduler(tid), SCHED_IDLE) << tid;
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    ::close(go[0]);
+    ::close(go[1]);
+    EXPECT_FALSE(kbench::sandbox::set_process_affinity(child, {core}, &why));
+    EXPECT_NE(why.find("no threads"), std::string::npos) << why;
 }
 
 TEST_F(Lockdown, HasNoCapabilitiesAndItsOwnIdentity) {

@@ -3,6 +3,8 @@
 // field can never end as `correct`.
 #include "schedule/phases.hpp"
 
+#include <atomic>
+#include <functional>
 #include <tuple>
 
 #include "core/files.hpp"
@@ -44,7 +46,8 @@ class FakeJudge : public JudgeClient {
                                                                    {"parameter_bytes", 0},
                                                                    {"output_bytes", 2048}}));
     int detached = 0;
-    std::vector<bool> baseline_timed;  // each baseline request's `time`
+    std::vector<bool> baseline_timed;   // each baseline request's `time`
+    std::function<void()> on_baseline;  // runs as a baseline request arrives
 
     protocol::Reply<protocol::SandboxAttached> attach(const protocol::AttachRequest&,
                                                       int) override {
@@ -67,6 +70,7 @@ class FakeJudge : public JudgeClient {
     protocol::Reply<protocol::BaselineTimed> baseline(const protocol::BaselineRequest& request,
                                                       double) override {
         baseline_timed.push_back(request.time);
+        if (on_baseline) on_baseline();
         return decode<protocol::BaselineTimed>(baseline_reply);
     }
 
@@ -113,6 +117,7 @@ class Pipeline : public ::testing::Test {
         c.origins = origins;
         c.gpu_entry = gpu_entry;
         c.rules = integrity::RulePolicy::of(config);
+        c.end_reference = end_reference;
         run_pipeline(c, -1, 1234, "/tmp/candidate.py");
         return v;
     }
@@ -136,6 +141,7 @@ class Pipeline : public ::testing::Test {
     FakeSandbox sandbox;
     integrity::KernelOrigins origins{{}, {"relu_kernel"}, {"add_kernel"}};
     json gpu_entry = nullptr;
+    std::function<void()> end_reference;
 };
 
 json fault(FaultKind kind, const std::string& message, const std::string& rule = "") {
@@ -160,6 +166,44 @@ TEST_F(Pipeline, RoundsGiveTheSpeedupAndTheBaselineIsNotTimedAgain) {
     Verdict one = run();
     EXPECT_NEAR(*one.speedup, 2.0, 0.05);
     EXPECT_EQ(judge.baseline_timed, (std::vector<bool>{false, true}));
+}
+
+TEST_F(Pipeline, WithRoundsBothSandboxesEndBesideTheLastRequestAndTheirEndStillDecides) {
+    protocol::CandidateTimed t{{{100, 101, 99, 100}, true, 3, 7, 0, "median"}, {}, 2, ""};
+    t.baseline = protocol::Measured{{150, 151, 149, 150}, true, 0, 8, 0, "median"};
+    t.round_ratios = {1.5, 1.5, 1.5, 1.5, 1.5};
+    judge.timing_reply = protocol::reply_json(t);
+    std::atomic<bool> reference_ended{false};
+    end_reference = [&] { reference_ended = true; };
+    sandbox.end.leftovers = {"sleep (7)"};
+    Verdict v = run();
+    EXPECT_EQ(v.status, Status::correct);
+    EXPECT_EQ(judge.detached, 1) << "the judge lets go of both sandboxes first";
+    EXPECT_TRUE(sandbox.finished);
+    EXPECT_TRUE(reference_ended) << "the reference's own sandbox ends too";
+    EXPECT_EQ(judge.baseline_timed, std::vector<bool>{false});
+    EXPECT_TRUE(v.phases_s.count("baseline"));
+    bool left = false;
+    for (const auto& f : v.integrity) left = left || f.rule == "processes_left_behind";
+    EXPECT_TRUE(left) << "what the candidate's process left behind is named";
+    // A signal its processes sent to kbench, seen only once it is reaped: rejected, whatever
+    // the judge's last request said.
+    sandbox.end.signals = {"SIGTERM"};
+    Verdict signalled = run();
+    EXPECT_EQ(signalled.status, Status::rejected);
+    ASSERT_FALSE(signalled.integrity.empty());
+    bool rule = false;
+    for (const auto& f : signalled.integrity) rule = rule || f.rule == "signalled_kbench";
+    EXPECT_TRUE(rule);
+}
+
+TEST_F(Pipeline, ABaselineTimedInTheJudgeWaitsForTheCandidatesProcessToEnd) {
+    std::vector<bool> finished_before;
+    judge.on_baseline = [&] { finished_before.push_back(sandbox.finished); };
+    Verdict v = run();
+    EXPECT_EQ(v.status, Status::correct);
+    EXPECT_EQ(judge.baseline_timed, std::vector<bool>{true});
+    EXPECT_EQ(finished_before, std::vector<bool>{true});
 }
 
 TEST_F(Pipeline, AllGoodIsCorrectWithASpeedupFromBothSamples) {
