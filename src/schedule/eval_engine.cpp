@@ -65,7 +65,8 @@ EvalEngine::EvalEngine(EngineOptions options) : options_(std::move(options)) {
     failures_.resize(devices_.size());
     for (std::size_t d = 0; d < devices_.size(); ++d)
         starts_.emplace_back([this, d, cpu, share = cores.empty() ? std::vector<int>() : cores[d],
-                              timing_core = timing.timing.empty() ? -1 : timing.timing[d]] {
+                              timing_core = timing.timing.empty() ? -1 : timing.timing[d],
+                              builder_cores = timing.builders] {
             EvaluatorOptions e;
             e.config = options_.config;
             // Verdicts name the physical GPU that produced them (the workers see it as cuda:0),
@@ -74,6 +75,10 @@ EvalEngine::EvalEngine(EngineOptions options) : options_(std::move(options)) {
             e.env = options_.env;
             e.policy = options_.policy;
             if (!share.empty()) e.env.cpu_cores = share;
+            // Judges, zygotes and the sandboxes they fork run off the timing cores until a
+            // sandbox is pinned to its device's for the timing: nothing of another device's, at
+            // normal priority, takes it from a candidate under SCHED_IDLE there.
+            if (share.empty() && timing_core >= 0) e.env.cpu_cores = builder_cores;
             if (!cpu) e.env.visible_gpu = devices_[d];
             e.env.log_dir = options_.env.log_dir / ("device-" + devices_[d]);
             e.scratch_dir = options_.scratch_dir / ("device-" + devices_[d]);

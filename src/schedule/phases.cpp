@@ -225,9 +225,12 @@ static PhaseOutcome attach_reference(PhaseContext& c) {
 }
 
 PhaseOutcome timing_phase(PhaseContext& c) {
-    if (c.config.timing.rounds() && c.start_reference)
+    if (c.config.timing.rounds() && c.start_reference) {
         if (auto o = attach_reference(c)) return o;
-    if (c.pin_for_timing) c.pin_for_timing();
+        // Both sides on one core: only where both are sandboxes (a baseline timed apart runs
+        // in the judge).
+        if (c.pin_for_timing) c.pin_for_timing();
+    }
     std::vector<std::string> threads_before = c.sandbox.threads();
     auto reply = c.judge.timing({c.config.timing, c.config.limits.timing_s});
     if (!reply.ok()) return decide_fault(*reply.fault, "timing", c);
@@ -344,12 +347,13 @@ PhaseOutcome end_beside_baseline(PhaseContext& c) {
     auto start = sandbox::Clock::now();
     auto reply = c.judge.detach();
     if (!reply.ok()) return decide_fault(*reply.fault, "the end of the evaluation", c);
-    // Both sandboxes' processes exit (CUDA's teardown: about 0.2 s on an H200) while the judge
-    // counts the problem's work; nothing is timed until both are reaped.
+    // The candidate's process is gone before the judge counts the problem's work (run on the
+    // device, that count must not share it with the candidate's memory: a count that failed would
+    // leave the floor unknown); the reference's own sandbox ends meanwhile (CUDA's teardown:
+    // about 0.2 s on an H200). Nothing is timed until both are reaped.
+    ConfinedExit e = c.sandbox.finish();
     auto ending = std::async(std::launch::async, [&c] {
-        ConfinedExit e = c.sandbox.finish();
         if (c.end_reference) c.end_reference();
-        return e;
     });
     std::optional<protocol::Reply<protocol::BaselineTimed>> base;
     try {
@@ -358,9 +362,9 @@ PhaseOutcome end_beside_baseline(PhaseContext& c) {
         ending.wait();
         throw;
     }
-    ConfinedExit e = ending.get();
+    ending.get();
     detail(c, "  sandboxes detached and ended in " + fine_seconds(seconds_since(start)) +
-                  ", beside the judge's count of the problem's work");
+                  ", the reference's beside the judge's count of the problem's work");
     if (auto o = after_exit(c, e)) return o;
     return baseline_from(c, *base);
 }

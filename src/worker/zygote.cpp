@@ -56,6 +56,13 @@ bool kept_for_sandbox(const std::string& name) {
                                   "TRANSFORMERS_OFFLINE"};
     static const char* prefixes[] = {"CUDA",      "NVIDIA_", "TORCH_", "TRITON_", "OMP_", "MKL_",
                                      "OPENBLAS_", "KMP_",    "GOMP_",  "PYTHON",  "LC_",  "NCCL_"};
+    // Thread binding would make OpenMP (or glibc's pthread_create for it) call
+    // sched_setaffinity, which seccomp refuses in sandboxes and builders: libgomp would then
+    // fail to start its threads.
+    static const char* binding[] = {"OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY",
+                                    "KMP_AFFINITY"};
+    for (const char* b : binding)
+        if (name == b) return false;
     for (const char* e : exact)
         if (name == e) return true;
     for (const char* p : prefixes)
