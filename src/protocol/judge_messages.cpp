@@ -154,10 +154,10 @@ json CorrectnessChecked::to_json() const {
 namespace {
 
 // Null, or kernel records as a sandbox reported them (checked field by field).
-json kernels_from(const Fields& f, const char* what) {
-    const json& k = f.any("kernels");
+json kernels_from(const Fields& f, const char* what, const char* field = "kernels") {
+    const json& k = f.any(field);
     if (k.is_null()) return k;
-    if (!k.is_object()) throw ProtocolError(std::string(what) + ": kernels is not an object");
+    if (!k.is_object()) throw ProtocolError(std::string(what) + ": " + field + " is not an object");
     return KernelsReported::from_json(k).to_json();
 }
 
@@ -259,12 +259,7 @@ CandidateTimed CandidateTimed::from_json(const json& j) {
     CandidateTimed t;
     t.failure = f.text("failure");
     t.kernels = kernels_from(f, "timing reply");
-    t.reference_kernels = f.any("reference_kernels");
-    if (!t.reference_kernels.is_null()) {
-        if (!t.reference_kernels.is_object())
-            throw ProtocolError("timing reply: reference_kernels is not an object");
-        t.reference_kernels = KernelsReported::from_json(t.reference_kernels).to_json();
-    }
+    t.reference_kernels = kernels_from(f, "timing reply", "reference_kernels");
     t.checked_calls = f.count("checked_calls");
     t.arbitration = f.any("arbitration");
     if (!t.arbitration.is_null() && !t.arbitration.is_object())

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 
@@ -679,44 +680,45 @@ std::vector<std::pair<pid_t, std::string>> threads_of(pid_t pid) {
     return out;
 }
 
-bool set_process_affinity(pid_t pid, const std::vector<int>& cores, std::string* why) {
-    if (cores.empty()) return true;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    for (int c : cores)
-        if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
+namespace {
+
+// Runs `set` (a syscall on one thread id, 0 on success) on every thread of the process; threads
+// that ended meanwhile are passed over.
+bool for_each_thread(pid_t pid, const char* call, const std::function<int(pid_t)>& set,
+                     std::string* why) {
     auto threads = threads_of(pid);
     if (threads.empty()) {
-        if (why) *why = "process " + std::to_string(pid) + " has no threads to pin (gone?)";
+        if (why) *why = "process " + std::to_string(pid) + " has no threads (gone?)";
         return false;
     }
     for (const auto& [tid, name] : threads) {
-        if (::sched_setaffinity(tid, sizeof set, &set) == 0) continue;
-        if (errno == ESRCH) continue;  // a thread that ended meanwhile
+        if (set(tid) == 0 || errno == ESRCH) continue;
         if (why)
-            *why = "sched_setaffinity of thread " + std::to_string(tid) + " (" + name +
+            *why = std::string(call) + " of thread " + std::to_string(tid) + " (" + name +
                    "): " + std::strerror(errno);
         return false;
     }
     return true;
 }
 
+}  // namespace
+
+bool set_process_affinity(pid_t pid, const std::vector<int>& cores, std::string* why) {
+    if (cores.empty()) return true;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : cores)
+        if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
+    return for_each_thread(
+        pid, "sched_setaffinity",
+        [&](pid_t tid) { return ::sched_setaffinity(tid, sizeof set, &set); }, why);
+}
+
 bool set_process_idle(pid_t pid, std::string* why) {
-    auto threads = threads_of(pid);
-    if (threads.empty()) {
-        if (why) *why = "process " + std::to_string(pid) + " has no threads (gone?)";
-        return false;
-    }
     sched_param none{};
-    for (const auto& [tid, name] : threads) {
-        if (::sched_setscheduler(tid, SCHED_IDLE, &none) == 0) continue;
-        if (errno == ESRCH) continue;
-        if (why)
-            *why = "sched_setscheduler of thread " + std::to_string(tid) + " (" + name +
-                   "): " + std::strerror(errno);
-        return false;
-    }
-    return true;
+    return for_each_thread(
+        pid, "sched_setscheduler",
+        [&](pid_t tid) { return ::sched_setscheduler(tid, SCHED_IDLE, &none); }, why);
 }
 
 void give_way_to_others() {

@@ -26,23 +26,18 @@ using sandbox::Clock;
 constexpr double kStartSeconds = 120;
 
 // A layer a machine cannot provide is said once per run, not once per candidate.
-void say_missing_layers_once(const sandbox::LayerReport& layers,
-                             const std::function<void(const std::string&)>& log) {
-    static std::mutex mutex;
-    static std::set<std::string> said;
-    std::lock_guard<std::mutex> guard(mutex);
-    for (const auto& [layer, why] : layers.missing) {
-        if (!said.insert(layer + ": " + why).second) continue;
-        if (log) log("sandbox layer " + layer + " is off: " + why + " (verdicts record it)");
-    }
-}
-
 // A line said once per run.
 void say_once(const std::string& line, const std::function<void(const std::string&)>& log) {
     static std::mutex mutex;
     static std::set<std::string> said;
     std::lock_guard<std::mutex> guard(mutex);
     if (said.insert(line).second && log) log(line);
+}
+
+void say_missing_layers_once(const sandbox::LayerReport& layers,
+                             const std::function<void(const std::string&)>& log) {
+    for (const auto& [layer, why] : layers.missing)
+        say_once("sandbox layer " + layer + " is off: " + why + " (verdicts record it)", log);
 }
 
 // One line on why a reference cannot be loaded, naming the Hugging Face model when that is it.
@@ -420,21 +415,21 @@ void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& cand
             const std::vector<int> core{options_.timing_core};
             std::string why;
             bool pinned = true;
-            std::vector<pid_t> sandboxes{sandbox.pid()};
-            if (reference) sandboxes.push_back(reference->pid());
-            for (pid_t root : sandboxes) {
-                pinned = pinned && sandbox::set_process_affinity(root, core, &why);
-                // What the sandbox started: pinned too where it still runs.
-                for (const auto& [pid, name] : sandbox::descendants_of(root))
-                    sandbox::set_process_affinity(pid, core);
-            }
             // On a core it shares with the baseline, the candidate's processes run only when
             // the baseline's do not want it: work of its own beside the baseline's requests
             // (below work_beside_baseline's threshold) cannot take the core from them. Alone
             // on the core for its own requests, it loses nothing.
-            pinned = pinned && sandbox::set_process_idle(sandbox.pid(), &why);
-            for (const auto& [pid, name] : sandbox::descendants_of(sandbox.pid()))
-                sandbox::set_process_idle(pid);
+            auto pin = [&](pid_t root, bool idle) {
+                pinned = pinned && sandbox::set_process_affinity(root, core, &why) &&
+                         (!idle || sandbox::set_process_idle(root, &why));
+                // What the sandbox started: pinned too where it still runs.
+                for (const auto& [pid, name] : sandbox::descendants_of(root)) {
+                    sandbox::set_process_affinity(pid, core);
+                    if (idle) sandbox::set_process_idle(pid);
+                }
+            };
+            pin(sandbox.pid(), true);
+            if (reference) pin(reference->pid(), false);
             if (pinned)
                 v.config["timing_core"] = options_.timing_core;
             else
