@@ -13,7 +13,9 @@ import sys
 DEFAULT = ["1/1", "1/4", "1/19", "1/23", "1/40", "1/50", "2/1", "2/12", "3/1", "3/11"]
 
 
-def main(problems, out, wanted):
+def write_candidates(problems, out, wanted, samples):
+    """One candidate a (level/problem, sample) pair: samples(problem row) yields
+    (sample_id, code)."""
     rows = {}
     for line in open(problems):
         p = json.loads(line)
@@ -21,9 +23,14 @@ def main(problems, out, wanted):
     with open(out, "w") as f:
         for key in wanted:
             p = rows[key]
-            code = p["code"].rstrip() + "\n\n\nclass ModelNew(Model):\n    pass\n"
-            f.write(json.dumps({"level": p["level"], "problem_id": p["problem_id"],
-                                "sample_id": 0, "code": code}) + "\n")
+            for sample, code in samples(p):
+                f.write(json.dumps({"level": p["level"], "problem_id": p["problem_id"],
+                                    "sample_id": sample, "code": code}) + "\n")
+
+
+def main(problems, out, wanted):
+    identity = "\n\n\nclass ModelNew(Model):\n    pass\n"
+    write_candidates(problems, out, wanted, lambda p: [(0, p["code"].rstrip() + identity)])
     print(f"{len(wanted)} identity candidates in {out}")
 
 

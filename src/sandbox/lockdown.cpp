@@ -23,6 +23,8 @@
 #include <functional>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
+#include <thread>
 
 #include "core/error.hpp"
 #include "sandbox/landlock.hpp"
@@ -150,6 +152,20 @@ int enter_user_namespace() {
 }
 
 constexpr int kDisabled = -1;
+
+// Sent by kbench (from outside the namespace) to a sandbox's init: stop every other process of
+// the namespace, or continue them (pin_process_tree).
+constexpr int kFreezeSignal = SIGUSR1;
+constexpr int kThawSignal = SIGUSR2;
+
+// The init's handler of both: obeyed only from outside the namespace (where the sender's pid
+// reads 0), never from the candidate's processes inside it.
+void on_freeze_or_thaw(int number, siginfo_t* info, void*) {
+    if (info->si_code != SI_USER || info->si_pid != 0) return;
+    int saved = errno;
+    ::kill(-1, number == kFreezeSignal ? SIGSTOP : SIGCONT);
+    errno = saved;
+}
 
 // Closes every descriptor but keep (no allocation).
 void close_all_but(int keep) {
@@ -377,6 +393,20 @@ void arrange_fds(const std::vector<int>& keep) {
     }
     pid_t body_pid = ::fork();
     if (body_pid == 0) run_body(report, spec, mount_error == 0, after_fork, keep, body);
+    // Installed once the body has its own: the body's processes have no use for it.
+    if (pid_namespace) {
+        struct sigaction action {};
+        action.sa_sigaction = on_freeze_or_thaw;
+        action.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigemptyset(&action.sa_mask);
+        sigset_t both;
+        sigemptyset(&both);
+        for (int number : {kFreezeSignal, kThawSignal}) {
+            ::sigaction(number, &action, nullptr);
+            sigaddset(&both, number);
+        }
+        ::sigprocmask(SIG_UNBLOCK, &both, nullptr);
+    }
     char line[128];
     std::size_t at = 0;
     put_text(line, at, sizeof line - 1, "B ");
@@ -682,43 +712,202 @@ std::vector<std::pair<pid_t, std::string>> threads_of(pid_t pid) {
 
 namespace {
 
-// Runs `set` (a syscall on one thread id, 0 on success) on every thread of the process; threads
-// that ended meanwhile are passed over.
-bool for_each_thread(pid_t pid, const char* call, const std::function<int(pid_t)>& set,
-                     std::string* why) {
-    auto threads = threads_of(pid);
-    if (threads.empty()) {
-        if (why) *why = "process " + std::to_string(pid) + " has no threads (gone?)";
-        return false;
-    }
-    for (const auto& [tid, name] : threads) {
-        if (set(tid) == 0 || errno == ESRCH) continue;
-        if (why)
-            *why = std::string(call) + " of thread " + std::to_string(tid) + " (" + name +
-                   "): " + std::strerror(errno);
-        return false;
-    }
-    return true;
-}
-
-}  // namespace
-
-bool set_process_affinity(pid_t pid, const std::vector<int>& cores, std::string* why) {
-    if (cores.empty()) return true;
+cpu_set_t cpu_set_of(const std::vector<int>& cores) {
     cpu_set_t set;
     CPU_ZERO(&set);
     for (int c : cores)
         if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
-    return for_each_thread(
-        pid, "sched_setaffinity",
-        [&](pid_t tid) { return ::sched_setaffinity(tid, sizeof set, &set); }, why);
+    return set;
 }
 
-bool set_process_idle(pid_t pid, std::string* why) {
+// Every thread of root and of the processes below it: process id, thread id, thread name.
+struct TreeThread {
+    pid_t pid;
+    pid_t tid;
+    std::string name;
+};
+std::vector<TreeThread> threads_in_tree(pid_t root) {
+    std::vector<TreeThread> out;
+    std::vector<pid_t> processes{root};
+    for (const auto& [pid, name] : descendants_of(root)) processes.push_back(pid);
+    for (pid_t pid : processes)
+        for (auto& [tid, name] : threads_of(pid)) out.push_back({pid, tid, std::move(name)});
+    return out;
+}
+
+// Whether the thread runs only on `set` (and under SCHED_IDLE where idle, with no reset on
+// fork); a thread that ended meanwhile counts as pinned.
+bool thread_pinned(pid_t tid, const cpu_set_t& set, bool idle) {
+    cpu_set_t now;
+    CPU_ZERO(&now);
+    if (::sched_getaffinity(tid, sizeof now, &now) != 0) return errno == ESRCH;
+    if (!CPU_EQUAL(&now, &set)) return false;
+    if (!idle) return true;
+    int policy = ::sched_getscheduler(tid);
+    return policy == SCHED_IDLE || (policy < 0 && errno == ESRCH);
+}
+
+std::vector<pid_t> nspids_of(pid_t pid) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(status, line);) {
+        if (line.rfind("NSpid:", 0) != 0) continue;
+        std::istringstream fields(line.substr(6));
+        std::vector<pid_t> out;
+        for (long n; fields >> n;) out.push_back(pid_t(n));
+        return out;
+    }
+    return {};
+}
+
+// The init of a PID namespace that root's child started (root is a sandbox's relay): its pid
+// here, or -1.
+pid_t namespace_init_of(pid_t root) {
+    std::size_t depth = nspids_of(root).size();
+    for (pid_t child : children_of(root)) {
+        auto ids = nspids_of(child);
+        if (depth > 0 && ids.size() > depth && ids.back() == 1) return child;
+    }
+    return -1;
+}
+
+// Whether every thread of every process below ancestor has stopped (or cannot run user code
+// now: in uninterruptible sleep, or ended).
+bool all_stopped(pid_t ancestor) {
+    for (const auto& [pid, name] : descendants_of(ancestor))
+        for (const auto& [tid, thread] : threads_of(pid)) {
+            std::ifstream stat("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) +
+                               "/stat");
+            std::string text((std::istreambuf_iterator<char>(stat)), {});
+            auto close = text.rfind(')');
+            if (close == std::string::npos || close + 2 >= text.size()) continue;  // gone
+            if (std::string_view("tTDZXx").find(text[close + 2]) == std::string_view::npos)
+                return false;
+        }
+    return true;
+}
+
+// The processes below root stopped, for as long as this lives. With a PID namespace of the
+// sandbox's own, its init stops the whole namespace at once (kill(-1) there: a process or thread
+// started meanwhile is stopped with its starter), asked by kFreezeSignal from outside. Without
+// one, root's process group is stopped at once, and processes that left the group one by one
+// (one that keeps starting processes that leave it can outrun that).
+class Freeze {
+  public:
+    Freeze(pid_t root, bool on) : root_(root) {
+        if (!on) return;
+        init_ = namespace_init_of(root);
+        if (init_ > 0 && ::kill(init_, kFreezeSignal) == 0) {
+            auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+            while (!all_stopped(init_) && std::chrono::steady_clock::now() < until)
+                std::this_thread::sleep_for(std::chrono::microseconds(200));
+            return;
+        }
+        init_ = -1;
+        if (::getpgid(root) == root && ::kill(-root, SIGSTOP) == 0) group_ = true;
+        for (int pass = 0; pass < 64; ++pass) {
+            bool more = false;
+            for (const auto& [pid, name] : descendants_of(root)) {
+                if (std::find(stopped_.begin(), stopped_.end(), pid) != stopped_.end()) continue;
+                if (group_ && ::getpgid(pid) == root) continue;
+                if (::kill(pid, SIGSTOP) == 0) {
+                    stopped_.push_back(pid);
+                    more = true;
+                }
+            }
+            if (!more) break;
+        }
+    }
+    ~Freeze() {
+        if (init_ > 0) ::kill(init_, kThawSignal);
+        if (group_) ::kill(-root_, SIGCONT);
+        if (stopped_.empty()) return;
+        // Only what still descends from root: a pid that ended could name another process.
+        for (const auto& [pid, name] : descendants_of(root_))
+            if (std::find(stopped_.begin(), stopped_.end(), pid) != stopped_.end())
+                ::kill(pid, SIGCONT);
+    }
+    Freeze(const Freeze&) = delete;
+    Freeze& operator=(const Freeze&) = delete;
+
+  private:
+    pid_t root_;
+    pid_t init_ = -1;
+    bool group_ = false;
+    std::vector<pid_t> stopped_;
+};
+
+}  // namespace
+
+bool pin_process_tree(pid_t root, const std::vector<int>& cores, bool idle, bool freeze,
+                      std::string* why) {
+    if (cores.empty()) return true;
+    const cpu_set_t set = cpu_set_of(cores);
+    constexpr int kMaxPasses = 64;
+    Freeze frozen(root, freeze);
+    // Pass after pass until one finds every thread pinned: a thread started meanwhile by one not
+    // yet pinned is caught by the next (one started by a pinned thread inherits its core and
+    // policy).
+    for (int pass = 0; pass < kMaxPasses; ++pass) {
+        auto threads = threads_in_tree(root);
+        if (threads.empty()) {
+            if (why) *why = "process " + std::to_string(root) + " has no threads (gone?)";
+            return false;
+        }
+        bool changed = false;
+        for (const TreeThread& t : threads) {
+            if (thread_pinned(t.tid, set, idle)) continue;
+            changed = true;
+            sched_param none{};
+            const char* call = "sched_setaffinity";
+            int r = ::sched_setaffinity(t.tid, sizeof set, &set);
+            if (r == 0 && idle) {
+                call = "sched_setscheduler";
+                r = ::sched_setscheduler(t.tid, SCHED_IDLE, &none);
+            }
+            if (r == 0 || errno == ESRCH) continue;
+            if (why)
+                *why = std::string(call) + " of thread " + std::to_string(t.tid) + " (" + t.name +
+                       ") of process " + std::to_string(t.pid) + ": " + std::strerror(errno);
+            return false;
+        }
+        if (!changed) return true;
+    }
+    if (why)
+        *why = "threads of process " + std::to_string(root) + " kept starting faster than " +
+               std::to_string(kMaxPasses) + " passes could pin them";
+    return false;
+}
+
+std::vector<int> cores_of(pid_t pid) {
+    std::vector<int> out;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(pid, sizeof set, &set) != 0) return out;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &set)) out.push_back(c);
+    return out;
+}
+
+void release_process_tree(pid_t root, const std::vector<int>& cores) {
+    if (cores.empty()) return;
+    const cpu_set_t set = cpu_set_of(cores);
     sched_param none{};
-    return for_each_thread(
-        pid, "sched_setscheduler",
-        [&](pid_t tid) { return ::sched_setscheduler(tid, SCHED_IDLE, &none); }, why);
+    for (const TreeThread& t : threads_in_tree(root)) {
+        ::sched_setaffinity(t.tid, sizeof set, &set);
+        if (::sched_getscheduler(t.tid) == SCHED_IDLE)
+            ::sched_setscheduler(t.tid, SCHED_OTHER, &none);
+    }
+}
+
+std::vector<std::string> unpinned_threads(pid_t root, const std::vector<int>& cores, bool idle) {
+    std::vector<std::string> out;
+    if (cores.empty()) return out;
+    const cpu_set_t set = cpu_set_of(cores);
+    for (const TreeThread& t : threads_in_tree(root))
+        if (!thread_pinned(t.tid, set, idle))
+            out.push_back(t.name + " (thread " + std::to_string(t.tid) + " of process " +
+                          std::to_string(t.pid) + ")");
+    return out;
 }
 
 void give_way_to_others() {

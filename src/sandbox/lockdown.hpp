@@ -96,14 +96,25 @@ std::vector<pid_t> children_of(pid_t parent);
 // Threads of a process: thread id and name.
 std::vector<std::pair<pid_t, std::string>> threads_of(pid_t pid);
 
-// Sets the CPU affinity of every thread of the process to `cores` (threads it starts later
-// inherit their starter's). Empty: true; on a failure false, with why (no such process, or no
-// permission).
-bool set_process_affinity(pid_t pid, const std::vector<int>& cores, std::string* why = nullptr);
+// Pins every thread of root and of every process below it to `cores`, and puts them under
+// SCHED_IDLE where idle, pass after pass until a pass finds nothing left to do (threads and
+// processes started later inherit their starter's). With freeze, the processes below root are
+// stopped (SIGSTOP) first and continued once pinned, so that none can start threads faster than
+// the passes pin them. False with why on a failure (root gone, no permission, or 64 passes that
+// each found new threads).
+bool pin_process_tree(pid_t root, const std::vector<int>& cores, bool idle, bool freeze,
+                      std::string* why = nullptr);
 
-// Puts every thread of the process under SCHED_IDLE (threads it starts later inherit it): on a
-// core it shares, it runs only when nothing else there wants to. False with why on a failure.
-bool set_process_idle(pid_t pid, std::string* why = nullptr);
+// The cores a process may run on (empty if it is gone).
+std::vector<int> cores_of(pid_t pid);
+
+// Lets every thread of root's tree run on `cores` again, under SCHED_OTHER where it was put under
+// SCHED_IDLE (where this process may: otherwise it stays idle); failures are passed over.
+void release_process_tree(pid_t root, const std::vector<int>& cores);
+
+// The threads of root's tree that run elsewhere than on `cores` (or, with idle, not under
+// SCHED_IDLE): "name (thread T of process P)".
+std::vector<std::string> unpinned_threads(pid_t root, const std::vector<int>& cores, bool idle);
 
 // Marks this process as not dumpable: processes of the same user cannot ptrace it or read its
 // memory through /proc. Judge, zygote and orchestrator call it at start.

@@ -233,6 +233,7 @@ PhaseOutcome timing_phase(PhaseContext& c) {
     }
     std::vector<std::string> threads_before = c.sandbox.threads();
     auto reply = c.judge.timing({c.config.timing, c.config.limits.timing_s});
+    if (c.after_timing) c.after_timing();
     if (!reply.ok()) return decide_fault(*reply.fault, "timing", c);
     const protocol::CandidateTimed& r = *reply.value;
     if (!r.arbitration.is_null()) {

@@ -43,6 +43,9 @@ struct PhaseContext {
     // Pins both sandboxes to the device's timing core, once both are loaded and
     // before the candidate is timed; may be empty.
     std::function<void()> pin_for_timing = {};
+    // Right after the timing: whether every thread stayed pinned, and lets them go (may be
+    // empty).
+    std::function<void()> after_timing = {};
     // Ends the reference's own sandbox once the rounds are done (beside the judge's last
     // request); may be empty.
     std::function<void()> end_reference = {};

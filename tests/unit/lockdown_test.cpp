@@ -22,6 +22,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 namespace kbench::sandbox {
@@ -209,54 +210,248 @@ TEST_F(Lockdown, CannotMoveItselfToOtherCoresOrChangeItsScheduling) {
     EXPECT_NE(r.out.find("policy refused"), std::string::npos) << r.out;
 }
 
-// Every thread of another process, the ones it had and those it starts after, on the cores given.
-TEST(ProcessAffinity, PinsEveryThreadOfAProcessAndWhatItStartsLater) {
+namespace {
+
+int last_core_of_mine() {
     cpu_set_t mine;
     CPU_ZERO(&mine);
-    ASSERT_EQ(::sched_getaffinity(0, sizeof mine, &mine), 0);
-    int core = -1;
-    for (int c = CPU_SETSIZE - 1; c >= 0 && core < 0; --c)
-        if (CPU_ISSET(c, &mine)) core = c;
+    if (::sched_getaffinity(0, sizeof mine, &mine) != 0) return -1;
+    for (int c = CPU_SETSIZE - 1; c >= 0; --c)
+        if (CPU_ISSET(c, &mine)) return c;
+    return -1;
+}
+
+std::string cores_of(pid_t pid, pid_t tid) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) +
+                         "/status");
+    for (std::string line; std::getline(status, line);)
+        if (line.rfind("Cpus_allowed_list:", 0) == 0) return line.substr(line.find('\t') + 1);
+    return "?";
+}
+
+// Whether this thread runs on `core` alone and under SCHED_IDLE: '.' if so, '!' if not, written
+// to fd (non-blocking: nothing when it is full).
+void report_pinned(int core, int fd) {
+    cpu_set_t now;
+    CPU_ZERO(&now);
+    bool pinned = ::sched_getaffinity(0, sizeof now, &now) == 0 && CPU_COUNT(&now) == 1 &&
+                  CPU_ISSET(core, &now) && ::sched_getscheduler(0) == SCHED_IDLE;
+    (void)!::write(fd, pinned ? "." : "!", 1);
+}
+
+// Each thread starts the next and ends: the newest is always younger than any listing.
+void thread_chain(int core, int fd) {
+    report_pinned(core, fd);
+    std::thread(thread_chain, core, fd).detach();
+}
+
+}  // namespace
+
+// Every thread of another process and of the process it started, the ones they had and those
+// they start after, on the core given and under SCHED_IDLE.
+TEST(ProcessAffinity, PinsEveryThreadOfAProcessTreeAndWhatItStartsLater) {
+    int core = last_core_of_mine();
+    ASSERT_GE(core, 0);
     int go[2];
     ASSERT_EQ(::pipe(go), 0);
     pid_t child = ::fork();
     if (child == 0) {
         std::thread a([] { ::pause(); });
         std::thread b([] { ::pause(); });
+        if (::fork() == 0) {
+            std::thread c([] { ::pause(); });
+            ::pause();
+            ::_exit(0);
+        }
         char byte;
         // Told to go on once pinned: one more thread, started from a pinned one.
         if (::read(go[0], &byte, 1) == 1) std::thread([] { ::pause(); }).detach();
         ::pause();
         ::_exit(0);
     }
-    auto cores_of = [&](pid_t tid) {
-        std::ifstream status("/proc/" + std::to_string(child) + "/task/" + std::to_string(tid) +
-                             "/status");
-        for (std::string line; std::getline(status, line);)
-            if (line.rfind("Cpus_allowed_list:", 0) == 0) return line.substr(line.find('\t') + 1);
-        return std::string("?");
+    ::setpgid(child, child);
+    auto tree = [&] {
+        std::vector<std::pair<pid_t, pid_t>> out;
+        std::vector<pid_t> pids{child};
+        for (const auto& [pid, name] : kbench::sandbox::descendants_of(child)) pids.push_back(pid);
+        for (pid_t pid : pids)
+            for (const auto& [tid, name] : kbench::sandbox::threads_of(pid))
+                out.emplace_back(pid, tid);
+        return out;
     };
     auto wait_for_threads = [&](std::size_t n) {
-        for (int i = 0; i < 200 && kbench::sandbox::threads_of(child).size() < n; ++i)
+        for (int i = 0; i < 200 && tree().size() < n; ++i)
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        return kbench::sandbox::threads_of(child);
+        return tree();
     };
-    ASSERT_EQ(wait_for_threads(3).size(), 3u);
+    ASSERT_EQ(wait_for_threads(5).size(), 5u);
+    EXPECT_FALSE(kbench::sandbox::unpinned_threads(child, {core}, true).empty());
     std::string why;
-    EXPECT_TRUE(kbench::sandbox::set_process_affinity(child, {core}, &why)) << why;
+    EXPECT_TRUE(kbench::sandbox::pin_process_tree(child, {core}, true, false, &why)) << why;
     ASSERT_EQ(::write(go[1], "x", 1), 1);
-    auto threads = wait_for_threads(4);
-    EXPECT_EQ(threads.size(), 4u);
-    for (const auto& [tid, name] : threads) EXPECT_EQ(cores_of(tid), std::to_string(core)) << tid;
-    // And under SCHED_IDLE, every thread.
-    EXPECT_TRUE(kbench::sandbox::set_process_idle(child, &why)) << why;
-    for (const auto& [tid, name] : threads) EXPECT_EQ(::sched_getscheduler(tid), SCHED_IDLE) << tid;
-    ::kill(child, SIGKILL);
+    auto threads = wait_for_threads(6);
+    EXPECT_EQ(threads.size(), 6u);
+    for (const auto& [pid, tid] : threads) {
+        EXPECT_EQ(cores_of(pid, tid), std::to_string(core)) << tid;
+        EXPECT_EQ(::sched_getscheduler(tid), SCHED_IDLE) << tid;
+    }
+    EXPECT_TRUE(kbench::sandbox::unpinned_threads(child, {core}, true).empty());
+    // Let go to the cores it had, and (where this process may) out of SCHED_IDLE.
+    auto mine = kbench::sandbox::cores_of(::getpid());
+    kbench::sandbox::release_process_tree(child, mine);
+    for (const auto& [pid, tid] : tree()) {
+        EXPECT_EQ(kbench::sandbox::cores_of(tid), mine) << tid;
+        if (::geteuid() == 0) {
+            EXPECT_EQ(::sched_getscheduler(tid), SCHED_OTHER) << tid;
+        }
+    }
+    if (mine.size() > 1) {
+        EXPECT_EQ(kbench::sandbox::unpinned_threads(child, {core}, false).size(), tree().size());
+    }
+    ::kill(-child, SIGKILL);
     ::waitpid(child, nullptr, 0);
     ::close(go[0]);
     ::close(go[1]);
-    EXPECT_FALSE(kbench::sandbox::set_process_affinity(child, {core}, &why));
+    EXPECT_FALSE(kbench::sandbox::pin_process_tree(child, {core}, true, true, &why));
     EXPECT_NE(why.find("no threads"), std::string::npos) << why;
+}
+
+// A tree that never stops starting threads and processes, each started by one that is about to
+// end (too short-lived for a listing of /proc to find), root included: what is left of it after
+// pin_process_tree with freeze says, in `said`, whether it runs pinned (after what a thread
+// checked before the stop and wrote after it). Empty when all went well.
+std::string pin_a_churning_tree(pid_t root, int core, int said) {
+    std::ostringstream failures;
+    auto take = [&] {
+        std::string out;
+        char buf[4096];
+        for (ssize_t n; (n = ::read(said, buf, sizeof buf)) > 0;) out.append(buf, n);
+        return out;
+    };
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (take().find('!') == std::string::npos) failures << "nothing ran unpinned before; ";
+    std::string why;
+    if (!kbench::sandbox::pin_process_tree(root, {core}, true, true, &why))
+        failures << "not pinned: " << why << "; ";
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    take();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::string after = take();
+    if (after.size() < 100) failures << "only " << after.size() << " reports after the pin; ";
+    if (after.find('!') != std::string::npos)
+        failures << std::count(after.begin(), after.end(), '!') << " of " << after.size()
+                 << " reports unpinned; ";
+    auto off = kbench::sandbox::unpinned_threads(root, {core}, true);
+    if (!off.empty()) failures << off.size() << " threads off, the first " << off.front();
+    return failures.str();
+}
+
+// Two chains of threads in one process, a chain of processes in another.
+void start_chains(int core, int fd) {
+    if (::fork() == 0) {
+        std::thread(thread_chain, core, fd).detach();
+        std::thread(thread_chain, core, fd).detach();
+        ::pause();
+        ::_exit(0);
+    }
+    if (::fork() == 0) {
+        for (;;) {
+            report_pinned(core, fd);
+            if (::fork() != 0) ::_exit(0);
+        }
+    }
+}
+
+TEST(ProcessAffinity, ATreeThatKeepsStartingThreadsAndProcessesIsPinnedWhole) {
+    int core = last_core_of_mine();
+    ASSERT_GE(core, 0);
+    int said[2];
+    ASSERT_EQ(::pipe2(said, O_NONBLOCK), 0);
+    pid_t child = ::fork();
+    if (child == 0) {
+        ::setpgid(0, 0);
+        // Orphans stay in the tree, as they do below a sandbox's own init.
+        ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+        start_chains(core, said[1]);
+        for (;;) ::waitpid(-1, nullptr, 0);
+    }
+    ::close(said[1]);
+    ::setpgid(child, child);
+    EXPECT_EQ(pin_a_churning_tree(child, core, said[0]), "");
+    ::kill(-child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    ::close(said[0]);
+}
+
+// The same in a sandbox: with a PID namespace its init stops the namespace; without one, the
+// sandbox's process group is stopped.
+TEST_F(Lockdown, ASandboxThatKeepsStartingThreadsAndProcessesIsPinnedWhole) {
+    int core = last_core_of_mine();
+    ASSERT_GE(core, 0);
+    for (bool namespaces : {true, false}) {
+        LockdownSpec s = spec();
+        if (!namespaces) {
+            s.disabled = {"pid_namespace", "network_namespace", "mount_namespace"};
+            s.disabled_reason = "test";
+        }
+        int said[2];
+        ASSERT_EQ(::pipe2(said, O_NONBLOCK), 0);
+        int null = ::open("/dev/null", O_RDONLY);
+        ConfinedProcess p = spawn_confined(s, {null, said[1], said[1]}, nullptr, [core] {
+            start_chains(core, 1);
+            for (;;) ::waitpid(-1, nullptr, 0);
+            return 0;
+        });
+        ::close(said[1]);
+        ::close(null);
+        EXPECT_EQ(pin_a_churning_tree(p.pid, core, said[0]), "")
+            << "pid_namespace " << (applied(p.layers, "pid_namespace") ? "on" : "off");
+        ::kill(-p.pid, SIGKILL);
+        wait_confined(p);
+        ::close(said[0]);
+    }
+}
+
+// The namespace's init stops the namespace for kbench only: the same signals from the
+// candidate's processes inside it do nothing.
+TEST_F(Lockdown, TheCandidateCannotStopItsNamespaceThroughItsInit) {
+    int said[2];
+    ASSERT_EQ(::pipe2(said, O_NONBLOCK), 0);
+    int null = ::open("/dev/null", O_RDONLY);
+    // The body keeps the init's user, as it does when kbench does not run as root, and has no
+    // Landlock (whose signal scope would refuse them), as on a GPU machine: its signals reach
+    // the init.
+    LockdownSpec s = spec();
+    s.uid = s.gid = -1;
+    s.disabled = {"landlock"};
+    s.disabled_reason = "test";
+    ConfinedProcess p = spawn_confined(s, {null, said[1], said[1]}, nullptr, [] {
+        if (::fork() == 0)
+            for (;;) {
+                (void)!::write(1, ".", 1);
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
+        for (int i = 0; i < 100; ++i) {
+            ::kill(1, SIGUSR1);
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+        for (;;) ::pause();
+        return 0;
+    });
+    ::close(said[1]);
+    ::close(null);
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    char buf[4096];
+    while (::read(said[0], buf, sizeof buf) > 0) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ssize_t n = ::read(said[0], buf, sizeof buf);
+    bool namespaced = applied(p.layers, "pid_namespace");
+    ::kill(-p.pid, SIGKILL);
+    wait_confined(p);
+    ::close(said[0]);
+    if (!namespaced) GTEST_SKIP() << "no PID namespace here";
+    EXPECT_GT(n, 10) << "the namespace's processes stopped";
 }
 
 TEST_F(Lockdown, HasNoCapabilitiesAndItsOwnIdentity) {
