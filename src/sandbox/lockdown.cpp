@@ -155,15 +155,12 @@ constexpr int kDisabled = -1;
 
 // Sent by kbench (from outside the namespace) to a sandbox's init: stop every other process of
 // the namespace, or continue them (pin_process_tree).
-constexpr int kFreezeSignal = SIGUSR1;
-constexpr int kThawSignal = SIGUSR2;
-
 // The init's handler of both: obeyed only from outside the namespace (where the sender's pid
 // reads 0), never from the candidate's processes inside it.
 void on_freeze_or_thaw(int number, siginfo_t* info, void*) {
     if (info->si_code != SI_USER || info->si_pid != 0) return;
     int saved = errno;
-    ::kill(-1, number == kFreezeSignal ? SIGSTOP : SIGCONT);
+    ::kill(-1, number == freeze_signal() ? SIGSTOP : SIGCONT);
     errno = saved;
 }
 
@@ -398,13 +395,12 @@ void arrange_fds(const std::vector<int>& keep) {
         struct sigaction action {};
         action.sa_sigaction = on_freeze_or_thaw;
         action.sa_flags = SA_SIGINFO | SA_RESTART;
-        sigemptyset(&action.sa_mask);
         sigset_t both;
         sigemptyset(&both);
-        for (int number : {kFreezeSignal, kThawSignal}) {
-            ::sigaction(number, &action, nullptr);
-            sigaddset(&both, number);
-        }
+        for (int number : {freeze_signal(), thaw_signal()}) sigaddset(&both, number);
+        // Neither handler runs inside the other.
+        action.sa_mask = both;
+        for (int number : {freeze_signal(), thaw_signal()}) ::sigaction(number, &action, nullptr);
         ::sigprocmask(SIG_UNBLOCK, &both, nullptr);
     }
     char line[128];
@@ -770,9 +766,9 @@ pid_t namespace_init_of(pid_t root) {
     return -1;
 }
 
-// Whether every thread of every process below ancestor has stopped (or cannot run user code
-// now: in uninterruptible sleep, or ended).
-bool all_stopped(pid_t ancestor) {
+// The state letter of each thread of each process below ancestor.
+template <typename F>
+void each_thread_state(pid_t ancestor, F&& f) {
     for (const auto& [pid, name] : descendants_of(ancestor))
         for (const auto& [tid, thread] : threads_of(pid)) {
             std::ifstream stat("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) +
@@ -780,63 +776,126 @@ bool all_stopped(pid_t ancestor) {
             std::string text((std::istreambuf_iterator<char>(stat)), {});
             auto close = text.rfind(')');
             if (close == std::string::npos || close + 2 >= text.size()) continue;  // gone
-            if (std::string_view("tTDZXx").find(text[close + 2]) == std::string_view::npos)
-                return false;
+            f(text[close + 2]);
         }
-    return true;
 }
 
-// The processes below root stopped, for as long as this lives. With a PID namespace of the
-// sandbox's own, its init stops the whole namespace at once (kill(-1) there: a process or thread
-// started meanwhile is stopped with its starter), asked by kFreezeSignal from outside. Without
-// one, root's process group is stopped at once, and processes that left the group one by one
-// (one that keeps starting processes that leave it can outrun that).
+// Whether every thread of every process below ancestor has stopped (or cannot run user code
+// now: in uninterruptible sleep, or ended).
+bool all_stopped(pid_t ancestor) {
+    bool all = true;
+    each_thread_state(ancestor, [&](char state) {
+        if (std::string_view("tTDZXx").find(state) == std::string_view::npos) all = false;
+    });
+    return all;
+}
+
+bool any_stopped(pid_t ancestor) {
+    bool any = false;
+    each_thread_state(ancestor, [&](char state) { any = any || state == 'T' || state == 't'; });
+    return any;
+}
+
+// The session a process belongs to (field 6 of its stat), or -1.
+pid_t session_of(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), {});
+    auto close = text.rfind(')');
+    if (close == std::string::npos) return -1;
+    std::istringstream fields(text.substr(close + 2));
+    std::string state;
+    long ppid = 0, pgrp = 0, session = -1;
+    fields >> state >> ppid >> pgrp >> session;
+    return pid_t(session);
+}
+
+// Processes of root's tree in a session other than root's: with autogroups on (the usual
+// default), such a process is scheduled in a group of its own, where SCHED_IDLE no longer
+// yields to the baseline's threads.
+std::vector<std::string> other_sessions(pid_t root) {
+    std::vector<std::string> out;
+    pid_t mine = session_of(root);
+    for (const auto& [pid, name] : descendants_of(root)) {
+        pid_t theirs = session_of(pid);
+        if (mine > 0 && theirs > 0 && theirs != mine)
+            out.push_back(name + " (process " + std::to_string(pid) + ", in a session of its own)");
+    }
+    return out;
+}
+
+// The processes below root stopped, for as long as this lives, and continued after. With a PID
+// namespace of the sandbox's own, its init stops the whole namespace (kill(-1) there: a process
+// or thread started meanwhile is stopped with its starter), asked by freeze_signal() from
+// outside. Without one, root's process group is stopped, and processes that left the group one
+// by one. A stopped process can be continued by one not yet stopped (SIGCONT): the stop is sent
+// again until every thread is seen stopped, or frozen() is false.
 class Freeze {
   public:
     Freeze(pid_t root, bool on) : root_(root) {
         if (!on) return;
         init_ = namespace_init_of(root);
-        if (init_ > 0 && ::kill(init_, kFreezeSignal) == 0) {
-            auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
-            while (!all_stopped(init_) && std::chrono::steady_clock::now() < until)
-                std::this_thread::sleep_for(std::chrono::microseconds(200));
+        if (init_ > 0) {
+            for (int attempt = 0; attempt < 20 && !frozen_; ++attempt) {
+                if (::kill(init_, freeze_signal()) != 0) break;
+                frozen_ = wait_until([&] { return all_stopped(init_); }, 50);
+            }
             return;
         }
-        init_ = -1;
-        if (::getpgid(root) == root && ::kill(-root, SIGSTOP) == 0) group_ = true;
-        for (int pass = 0; pass < 64; ++pass) {
-            bool more = false;
+        for (int attempt = 0; attempt < 20 && !frozen_; ++attempt) {
+            if (::getpgid(root) == root && ::kill(-root, SIGSTOP) == 0) group_ = true;
             for (const auto& [pid, name] : descendants_of(root)) {
-                if (std::find(stopped_.begin(), stopped_.end(), pid) != stopped_.end()) continue;
                 if (group_ && ::getpgid(pid) == root) continue;
-                if (::kill(pid, SIGSTOP) == 0) {
+                if (::kill(pid, SIGSTOP) == 0 &&
+                    std::find(stopped_.begin(), stopped_.end(), pid) == stopped_.end())
                     stopped_.push_back(pid);
-                    more = true;
-                }
             }
-            if (!more) break;
+            frozen_ = wait_until([&] { return all_stopped(root); }, 50);
         }
     }
     ~Freeze() {
-        if (init_ > 0) ::kill(init_, kThawSignal);
+        if (init_ > 0) ::kill(init_, thaw_signal());
         if (group_) ::kill(-root_, SIGCONT);
-        if (stopped_.empty()) return;
         // Only what still descends from root: a pid that ended could name another process.
-        for (const auto& [pid, name] : descendants_of(root_))
-            if (std::find(stopped_.begin(), stopped_.end(), pid) != stopped_.end())
-                ::kill(pid, SIGCONT);
+        if (!stopped_.empty())
+            for (const auto& [pid, name] : descendants_of(root_))
+                if (std::find(stopped_.begin(), stopped_.end(), pid) != stopped_.end())
+                    ::kill(pid, SIGCONT);
+        // Continued before the timing starts (the init may have to wait for the core).
+        if (init_ > 0 || group_ || !stopped_.empty())
+            wait_until([&] { return !any_stopped(root_); }, 200);
     }
     Freeze(const Freeze&) = delete;
     Freeze& operator=(const Freeze&) = delete;
+    bool frozen() const { return frozen_; }
 
   private:
+    template <typename F>
+    static bool wait_until(F&& done, int milliseconds) {
+        auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(milliseconds);
+        for (;;) {
+            if (done()) return true;
+            if (std::chrono::steady_clock::now() >= until) return false;
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+    }
+
     pid_t root_;
     pid_t init_ = -1;
     bool group_ = false;
+    bool frozen_ = false;
     std::vector<pid_t> stopped_;
 };
 
 }  // namespace
+
+// Real-time signals: each one sent is queued, so the candidate's own (ignored) cannot hide
+// kbench's; the freeze's number is the lower, so a pending freeze is handled before a thaw.
+int freeze_signal() {
+    return SIGRTMIN + 4;
+}
+int thaw_signal() {
+    return SIGRTMIN + 5;
+}
 
 bool pin_process_tree(pid_t root, const std::vector<int>& cores, bool idle, bool freeze,
                       std::string* why) {
@@ -844,6 +903,12 @@ bool pin_process_tree(pid_t root, const std::vector<int>& cores, bool idle, bool
     const cpu_set_t set = cpu_set_of(cores);
     constexpr int kMaxPasses = 64;
     Freeze frozen(root, freeze);
+    if (freeze && !frozen.frozen()) {
+        if (why)
+            *why = "the processes of " + std::to_string(root) +
+                   " did not stay stopped while they were pinned (continued by one another?)";
+        return false;
+    }
     // Pass after pass until one finds every thread pinned: a thread started meanwhile by one not
     // yet pinned is caught by the next (one started by a pinned thread inherits its core and
     // policy).
@@ -870,7 +935,12 @@ bool pin_process_tree(pid_t root, const std::vector<int>& cores, bool idle, bool
                        ") of process " + std::to_string(t.pid) + ": " + std::strerror(errno);
             return false;
         }
-        if (!changed) return true;
+        if (!changed) {
+            auto apart = idle ? other_sessions(root) : std::vector<std::string>();
+            if (apart.empty()) return true;
+            if (why) *why = "SCHED_IDLE does not hold for " + apart.front();
+            return false;
+        }
     }
     if (why)
         *why = "threads of process " + std::to_string(root) + " kept starting faster than " +
@@ -907,6 +977,8 @@ std::vector<std::string> unpinned_threads(pid_t root, const std::vector<int>& co
         if (!thread_pinned(t.tid, set, idle))
             out.push_back(t.name + " (thread " + std::to_string(t.tid) + " of process " +
                           std::to_string(t.pid) + ")");
+    if (idle)
+        for (auto& p : other_sessions(root)) out.push_back(std::move(p));
     return out;
 }
 

@@ -99,11 +99,19 @@ std::vector<std::pair<pid_t, std::string>> threads_of(pid_t pid);
 // Pins every thread of root and of every process below it to `cores`, and puts them under
 // SCHED_IDLE where idle, pass after pass until a pass finds nothing left to do (threads and
 // processes started later inherit their starter's). With freeze, the processes below root are
-// stopped (SIGSTOP) first and continued once pinned, so that none can start threads faster than
-// the passes pin them. False with why on a failure (root gone, no permission, or 64 passes that
-// each found new threads).
+// stopped (SIGSTOP) first, seen stopped, and continued once pinned, so that none can start
+// threads faster than the passes pin them. False with why on a failure: root gone, no
+// permission, 64 passes that each found new threads, processes that did not stay stopped, or
+// (with idle) a process in a session of its own, whose autogroup SCHED_IDLE does not reach.
+// Threads of root's tree that are left pinned when the timing ends are named by
+// unpinned_threads.
 bool pin_process_tree(pid_t root, const std::vector<int>& cores, bool idle, bool freeze,
                       std::string* why = nullptr);
+
+// What a sandbox's own init (with a PID namespace) obeys from outside the namespace only: stop
+// every other process of the namespace, or continue them.
+int freeze_signal();
+int thaw_signal();
 
 // The cores a process may run on (empty if it is gone).
 std::vector<int> cores_of(pid_t pid);
@@ -113,7 +121,7 @@ std::vector<int> cores_of(pid_t pid);
 void release_process_tree(pid_t root, const std::vector<int>& cores);
 
 // The threads of root's tree that run elsewhere than on `cores` (or, with idle, not under
-// SCHED_IDLE): "name (thread T of process P)".
+// SCHED_IDLE, or in a session of their own): "name (thread T of process P)".
 std::vector<std::string> unpinned_threads(pid_t root, const std::vector<int>& cores, bool idle);
 
 // Marks this process as not dumpable: processes of the same user cannot ptrace it or read its

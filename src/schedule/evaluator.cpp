@@ -428,12 +428,17 @@ void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& cand
             bool pinned = sandbox::pin_process_tree(sandbox.pid(), core, true, true, &why) &&
                           (!reference ||
                            sandbox::pin_process_tree(reference->pid(), core, false, false, &why));
-            if (pinned)
+            if (pinned) {
                 v.config["timing_core"] = options_.timing_core;
-            else
-                say_once("the candidate and the baseline are timed without a core of their own: " +
-                             why + " (verdicts lack config.timing_core)",
-                         options_.log);
+                return;
+            }
+            // Maybe the candidate's doing (processes that continue one another, a session of
+            // their own): named in the verdict.
+            v.integrity.push_back(
+                {"timing_core_left", "warn", "not timed on the timing core: " + why});
+            say_once("the candidate and the baseline are timed without a core of their own: " +
+                         why + " (verdicts lack config.timing_core)",
+                     options_.log);
         };
         context.after_timing = [&, this] {
             const std::vector<int> core{options_.timing_core};

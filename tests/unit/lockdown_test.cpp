@@ -383,6 +383,40 @@ TEST(ProcessAffinity, ATreeThatKeepsStartingThreadsAndProcessesIsPinnedWhole) {
     ::close(said[0]);
 }
 
+// A process of the tree in a session of its own is scheduled in an autogroup of its own (where
+// those are on), beyond SCHED_IDLE's reach: the pin fails, and the check names it.
+TEST(ProcessAffinity, AProcessInASessionOfItsOwnIsNamed) {
+    int core = last_core_of_mine();
+    ASSERT_GE(core, 0);
+    pid_t child = ::fork();
+    if (child == 0) {
+        ::setpgid(0, 0);
+        if (::fork() == 0) {
+            ::setsid();
+            ::pause();
+            ::_exit(0);
+        }
+        ::pause();
+        ::_exit(0);
+    }
+    ::setpgid(child, child);
+    std::string session;
+    for (int i = 0; i < 200 && session.empty(); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        for (const auto& t : kbench::sandbox::unpinned_threads(child, {core}, true))
+            if (t.find("session of its own") != std::string::npos) session = t;
+    }
+    EXPECT_FALSE(session.empty());
+    std::string why;
+    EXPECT_FALSE(kbench::sandbox::pin_process_tree(child, {core}, true, true, &why));
+    EXPECT_NE(why.find("session of its own"), std::string::npos) << why;
+    // Not idle (the reference's side): no matter.
+    EXPECT_TRUE(kbench::sandbox::pin_process_tree(child, {core}, false, false, &why)) << why;
+    for (const auto& [pid, name] : kbench::sandbox::descendants_of(child)) ::kill(pid, SIGKILL);
+    ::kill(-child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+}
+
 // The same in a sandbox: with a PID namespace its init stops the namespace; without one, the
 // sandbox's process group is stopped.
 TEST_F(Lockdown, ASandboxThatKeepsStartingThreadsAndProcessesIsPinnedWhole) {
@@ -432,7 +466,7 @@ TEST_F(Lockdown, TheCandidateCannotStopItsNamespaceThroughItsInit) {
                 std::this_thread::sleep_for(std::chrono::milliseconds(1));
             }
         for (int i = 0; i < 100; ++i) {
-            ::kill(1, SIGUSR1);
+            ::kill(1, freeze_signal());
             std::this_thread::sleep_for(std::chrono::milliseconds(2));
         }
         for (;;) ::pause();
