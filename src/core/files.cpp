@@ -1,5 +1,6 @@
 #include "core/files.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,6 +22,23 @@ std::string read_file(const fs::path& path) {
     std::ostringstream out;
     out << in.rdbuf();
     return out.str();
+}
+
+std::string proc_stat_fields(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return {};
+    std::string text;
+    char buf[1024];
+    for (;;) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        text.append(buf, std::size_t(n));
+    }
+    ::close(fd);
+    auto close = text.rfind(')');
+    if (close == std::string::npos || close + 2 >= text.size()) return {};
+    return text.substr(close + 2);
 }
 
 void write_file_atomic(const fs::path& path, const std::string& content) {

@@ -10,6 +10,11 @@ namespace fs = std::filesystem;
 // Reads a whole file; throws UsageError naming the path when it cannot.
 std::string read_file(const fs::path& path);
 
+// The fields of a /proc stat file after the command name's closing parenthesis and its space
+// (the state letter first); empty when the file is gone or unreadable. Never throws: a process
+// may end while it is read.
+std::string proc_stat_fields(const std::string& path);
+
 // The last line of text that is not blank, without its line break (a message's gist).
 std::string last_line(const std::string& text);
 

@@ -27,6 +27,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "sandbox/landlock.hpp"
 #include "sandbox/seccomp.hpp"
 
@@ -771,12 +772,9 @@ template <typename F>
 void each_thread_state(pid_t ancestor, F&& f) {
     for (const auto& [pid, name] : descendants_of(ancestor))
         for (const auto& [tid, thread] : threads_of(pid)) {
-            std::ifstream stat("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) +
-                               "/stat");
-            std::string text((std::istreambuf_iterator<char>(stat)), {});
-            auto close = text.rfind(')');
-            if (close == std::string::npos || close + 2 >= text.size()) continue;  // gone
-            f(text[close + 2]);
+            std::string fields = proc_stat_fields("/proc/" + std::to_string(pid) + "/task/" +
+                                                  std::to_string(tid) + "/stat");
+            if (!fields.empty()) f(fields[0]);  // else gone
         }
 }
 
@@ -796,13 +794,10 @@ bool any_stopped(pid_t ancestor) {
     return any;
 }
 
-// The session a process belongs to (field 6 of its stat), or -1.
+// The session a process belongs to (field 6 of its stat), or -1. 0 is a session whose leader is
+// outside this PID namespace (a container's, often): a session like any other.
 pid_t session_of(pid_t pid) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), {});
-    auto close = text.rfind(')');
-    if (close == std::string::npos) return -1;
-    std::istringstream fields(text.substr(close + 2));
+    std::istringstream fields(proc_stat_fields("/proc/" + std::to_string(pid) + "/stat"));
     std::string state;
     long ppid = 0, pgrp = 0, session = -1;
     fields >> state >> ppid >> pgrp >> session;
@@ -817,7 +812,7 @@ std::vector<std::string> other_sessions(pid_t root) {
     pid_t mine = session_of(root);
     for (const auto& [pid, name] : descendants_of(root)) {
         pid_t theirs = session_of(pid);
-        if (mine > 0 && theirs > 0 && theirs != mine)
+        if (mine >= 0 && theirs >= 0 && theirs != mine)
             out.push_back(name + " (process " + std::to_string(pid) + ", in a session of its own)");
     }
     return out;

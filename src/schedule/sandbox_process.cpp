@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "protocol/zygote_messages.hpp"
 
 namespace kbench::schedule {
@@ -93,11 +94,9 @@ bool SandboxProcess::wait_for_exit(std::chrono::milliseconds at_most) const {
     auto deadline = std::chrono::steady_clock::now() + at_most;
     std::string stat_path = "/proc/" + std::to_string(pid_) + "/stat";
     for (;;) {
-        std::ifstream in(stat_path);
-        std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        auto close = stat.rfind(')');
-        if (close == std::string::npos || close + 2 >= stat.size()) return true;  // reaped
-        char state = stat[close + 2];
+        std::string fields = proc_stat_fields(stat_path);
+        if (fields.empty()) return true;  // reaped
+        char state = fields[0];
         if (state == 'Z' || state == 'X') return true;
         if (std::chrono::steady_clock::now() >= deadline) return false;
         ::usleep(5000);

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "core/fields.hpp"
+#include "core/files.hpp"
 #include "sandbox/lockdown.hpp"
 #include "worker/cuda_timing_device.hpp"
 #include "worker/python_program.hpp"
@@ -176,13 +177,9 @@ class TreeCpu {
 
   private:
     static double ticks_of(pid_t pid) {
-        std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         // After the command's closing parenthesis: state (field 3) ... utime, stime, cutime,
         // cstime (fields 14-17).
-        auto at = text.rfind(')');
-        if (at == std::string::npos) return 0;
-        std::istringstream fields(text.substr(at + 1));
+        std::istringstream fields(proc_stat_fields("/proc/" + std::to_string(pid) + "/stat"));
         std::string skipped;
         for (int n = 3; n < 14; ++n) fields >> skipped;
         double utime = 0, stime = 0, cutime = 0, cstime = 0;

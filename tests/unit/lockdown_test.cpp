@@ -4,6 +4,7 @@
 #include "sandbox/lockdown.hpp"
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -406,7 +407,12 @@ TEST(ProcessAffinity, AProcessInASessionOfItsOwnIsNamed) {
         for (const auto& t : kbench::sandbox::unpinned_threads(child, {core}, true))
             if (t.find("session of its own") != std::string::npos) session = t;
     }
-    EXPECT_FALSE(session.empty());
+    std::string seen;  // what /proc said, should the check miss it
+    for (const auto& [pid, name] : kbench::sandbox::descendants_of(child))
+        seen += name + " " + std::to_string(pid) + ": " +
+                kbench::proc_stat_fields("/proc/" + std::to_string(pid) + "/stat").substr(0, 40) +
+                "\n";
+    EXPECT_FALSE(session.empty()) << "tree below " << child << ":\n" << seen;
     std::string why;
     EXPECT_FALSE(kbench::sandbox::pin_process_tree(child, {core}, true, true, &why));
     EXPECT_NE(why.find("session of its own"), std::string::npos) << why;
