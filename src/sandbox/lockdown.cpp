@@ -964,6 +964,15 @@ void release_process_tree(pid_t root, const std::vector<int>& cores) {
     }
 }
 
+bool place_threads(pid_t pid, const std::vector<int>& cores) {
+    if (cores.empty()) return true;
+    const cpu_set_t set = cpu_set_of(cores);
+    bool all = true;
+    for (const auto& [tid, name] : threads_of(pid))
+        if (::sched_setaffinity(tid, sizeof set, &set) != 0 && errno != ESRCH) all = false;
+    return all;
+}
+
 std::vector<std::string> unpinned_threads(pid_t root, const std::vector<int>& cores, bool idle) {
     std::vector<std::string> out;
     if (cores.empty()) return out;

@@ -120,6 +120,11 @@ std::vector<int> cores_of(pid_t pid);
 // SCHED_IDLE (where this process may: otherwise it stays idle); failures are passed over.
 void release_process_tree(pid_t root, const std::vector<int>& cores);
 
+// Lets every thread of process pid (not of its children) run on `cores` only; threads it starts
+// later inherit their starter's. False when one could not be moved (a thread that ended meanwhile
+// is passed over).
+bool place_threads(pid_t pid, const std::vector<int>& cores);
+
 // The threads of root's tree that run elsewhere than on `cores` (or, with idle, not under
 // SCHED_IDLE, or in a session of their own): "name (thread T of process P)".
 std::vector<std::string> unpinned_threads(pid_t root, const std::vector<int>& cores, bool idle);

@@ -8,8 +8,11 @@
 #include <semaphore>
 #include <thread>
 
+#include <unistd.h>
+
 #include "core/error.hpp"
 #include "core/sha256.hpp"
+#include "sandbox/lockdown.hpp"
 #include "sandbox/process.hpp"
 #include "schedule/devices.hpp"
 #include "schedule/evaluator.hpp"
@@ -57,7 +60,14 @@ EvalEngine::EvalEngine(EngineOptions options) : options_(std::move(options)) {
     // On GPUs each device's timing gets a core of its own, which builders leave alone.
     TimingCores timing;
     if (!cpu) timing = timing_cores(usable_cores(), devices_.size());
-    if (!timing.builders.empty()) options_.builds.env.cpu_cores = timing.builders;
+    if (!timing.builders.empty()) {
+        options_.builds.env.cpu_cores = timing.builders;
+        // kbench's own threads (the engine's, the builders' and judges' clients, the status
+        // line's) wake at normal priority too: off the timing cores, where a core that runs only
+        // a candidate under SCHED_IDLE looks idle to the scheduler placing a woken thread.
+        own_cores_ = usable_cores();
+        sandbox::place_threads(::getpid(), timing.builders);
+    }
 
     // The builder pool and one evaluator a device start together: each imports torch.
     builds_ = std::make_unique<BuilderPool>(options_.builds);
@@ -164,6 +174,7 @@ EvalEngine::~EvalEngine() {
     for (auto& t : starts_)
         if (t.joinable()) t.join();
     evaluators_.clear();  // before the builder pool they refer to
+    if (!own_cores_.empty()) sandbox::place_threads(::getpid(), own_cores_);
 }
 
 void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink,

@@ -15,10 +15,12 @@
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -421,6 +423,38 @@ TEST(ProcessAffinity, AProcessInASessionOfItsOwnIsNamed) {
     for (const auto& [pid, name] : kbench::sandbox::descendants_of(child)) ::kill(pid, SIGKILL);
     ::kill(-child, SIGKILL);
     ::waitpid(child, nullptr, 0);
+}
+
+// kbench's own process leaves the timing cores: every thread it has, and those they start later.
+TEST(ProcessAffinity, PlaceThreadsMovesEveryThreadOfAProcess) {
+    auto mine = kbench::sandbox::cores_of(::getpid());
+    ASSERT_FALSE(mine.empty());
+    const std::vector<int> first{mine.front()};
+    std::atomic<bool> go{false};
+    std::atomic<pid_t> before{0};
+    std::atomic<bool> started{false};
+    std::vector<int> started_on;
+    std::thread waiting([&] {
+        before = pid_t(::syscall(SYS_gettid));
+        while (!go) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        // Started after the move, by a moved thread: on its starter's cores.
+        std::thread([&] {
+            started_on = kbench::sandbox::cores_of(pid_t(::syscall(SYS_gettid)));
+            started = true;
+        }).join();
+    });
+    while (before == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_TRUE(kbench::sandbox::place_threads(::getpid(), first));
+    EXPECT_EQ(kbench::sandbox::cores_of(before), first);
+    EXPECT_EQ(kbench::sandbox::cores_of(::getpid()), first);
+    go = true;
+    waiting.join();
+    EXPECT_TRUE(started);
+    EXPECT_EQ(started_on, first);
+    EXPECT_TRUE(kbench::sandbox::place_threads(::getpid(), mine));
+    EXPECT_EQ(kbench::sandbox::cores_of(::getpid()), mine);
+    // A process that is gone: nothing to move, nothing failed.
+    EXPECT_TRUE(kbench::sandbox::place_threads(pid_t(1) << 22, first));
 }
 
 // The same in a sandbox: with a PID namespace its init stops the namespace; without one, the
