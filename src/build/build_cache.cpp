@@ -118,7 +118,7 @@ void BuildCache::store(const std::string& key, BuildRecord record, const fs::pat
             record.files[fs::relative(entry.path(), ext).string()] = file_sha256(entry.path());
         }
     }
-    write_file_atomic(record_path(key), record.to_json().dump(2));
+    write_file_atomic(record_path(key), dump_text(record.to_json(), 2));
 }
 
 bool BuildCache::place_modules(const std::string& key, const fs::path& dest,
@@ -143,10 +143,18 @@ bool BuildCache::place_modules(const std::string& key, const fs::path& dest,
     return placed;
 }
 
-void BuildCache::keep_files(const std::string& key, const std::string& set,
+bool BuildCache::keep_files(const std::string& key, const std::string& set,
                             const fs::path& from) const {
     std::error_code ignored;
-    if (!fs::exists(from) || fs::is_empty(from, ignored)) return;
+    if (!fs::exists(from) || fs::is_empty(from, ignored)) return false;
+    std::uintmax_t bytes = 0;
+    std::size_t count = 0;
+    for (fs::recursive_directory_iterator it(from, ignored), end; it != end;
+         it.increment(ignored)) {
+        if (++count > kMaxKeptFiles) return false;
+        if (it->is_regular_file(ignored)) bytes += it->file_size(ignored);
+        if (bytes > kMaxKeptBytes) return false;
+    }
     auto held = lock(key);
     fs::path to = dir(key) / set;
     fs::remove_all(to, ignored);
@@ -160,7 +168,8 @@ void BuildCache::keep_files(const std::string& key, const std::string& set,
         if (entry.is_regular_file())
             files[fs::relative(entry.path(), to).string()] = file_sha256(entry.path());
     }
-    write_file_atomic(dir(key) / (set + ".json"), json{{"files", files}}.dump(2));
+    write_file_atomic(dir(key) / (set + ".json"), dump_text(json{{"files", files}}, 2));
+    return true;
 }
 
 bool BuildCache::place_files(const std::string& key, const std::string& set,

@@ -51,8 +51,12 @@ class BuildCache {
     bool place_modules(const std::string& key, const fs::path& dest, std::string* altered) const;
 
     // A set of files a sandbox made that later sandboxes of the same candidate may reuse (its
-    // Triton cache): copied in by kbench with their hashes, checked when handed out.
-    void keep_files(const std::string& key, const std::string& set, const fs::path& from) const;
+    // Triton cache): copied in by kbench with their hashes, checked when handed out. A set larger
+    // than kMaxKeptBytes or kMaxKeptFiles is not kept (false): the sandbox writes what it likes
+    // there, and the cache outlives the run.
+    static constexpr std::uintmax_t kMaxKeptBytes = 64ull << 20;
+    static constexpr std::size_t kMaxKeptFiles = 1000;
+    bool keep_files(const std::string& key, const std::string& set, const fs::path& from) const;
     // Copies the set under dest if it is all there as recorded; false otherwise.
     bool place_files(const std::string& key, const std::string& set, const fs::path& dest) const;
 

@@ -18,6 +18,7 @@
 #include "cli/run_options.hpp"
 #include "cli/selection_options.hpp"
 #include "core/error.hpp"
+#include "core/fields.hpp"
 #include "core/files.hpp"
 #include "schedule/device_turns.hpp"
 #include "schedule/devices.hpp"
@@ -170,7 +171,7 @@ int run_baselines(const BaselineOptions& o) {
                 json row = c.entry;
                 row["mode"] = modes[m];
                 row["cached"] = c.cached;
-                if (!c.entry.is_null()) std::cout << row.dump() << std::endl;
+                if (!c.entry.is_null()) std::cout << dump_text(row) << std::endl;
             }
             for (const Cell& c : cells[i])
                 if (!c.done) return;

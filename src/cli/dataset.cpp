@@ -12,6 +12,7 @@
 #include "cli/run_options.hpp"
 #include "cli/selection_options.hpp"
 #include "core/error.hpp"
+#include "core/fields.hpp"
 #include "core/files.hpp"
 #include "core/sha256.hpp"
 #include "integrity/health.hpp"
@@ -115,7 +116,7 @@ int audit_problems(const DatasetOptions& o) {
                                              p.name.substr(0, 56), "-", "-",
                                              std::string(e.what()).substr(0, 200));
             }
-            if (o.json) std::cout << row.dump() << std::endl;
+            if (o.json) std::cout << dump_text(row) << std::endl;
         }
     }
     std::error_code ignored;

@@ -1,4 +1,5 @@
 #include "cli/html_report.hpp"
+#include "core/fields.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -423,7 +424,7 @@ std::string describe_config(const ScoredRun& run) {
         if (!c.contains(field)) continue;
         const json& v = c[field];
         out += fmt::format("<span class='tag'>{}: {}</span> ", field,
-                           esc(v.is_string() ? v.get<std::string>() : v.dump()));
+                           esc(v.is_string() ? v.get<std::string>() : dump_text(v)));
     }
     return out;
 }

@@ -15,6 +15,7 @@
 #include "cli/run_options.hpp"
 #include "cli/selection_options.hpp"
 #include "core/error.hpp"
+#include "core/fields.hpp"
 #include "llm/feedback.hpp"
 #include "llm/generator.hpp"
 #include "sandbox/process.hpp"
@@ -362,7 +363,7 @@ void Refinement::submit(std::size_t c, const llm::TurnResult& result) {
 
 void Refinement::on_verdict(std::size_t c, const schedule::EvalItem& item, const Verdict& v) {
     // Feedback from the verdict as stored, so that a rerun asks exactly the same next question.
-    Verdict stored = Verdict::from_json(json::parse(v.to_json().dump()));
+    Verdict stored = Verdict::from_json(json::parse(dump_text(v.to_json())));
     int turn = chains_[c].turn;
     TurnOutcome outcome{turn, std::string(to_string(stored.status)), stored.speedup,
                         item.candidate.source};

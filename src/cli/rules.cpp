@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/run_options.hpp"
 #include "core/error.hpp"
+#include "core/fields.hpp"
 #include "core/files.hpp"
 #include "integrity/rules.hpp"
 #include "integrity/static_review.hpp"
@@ -37,7 +38,7 @@ int list_rules(const RulesOptions& o) {
                            {"kernelbench", r.kernelbench},
                            {"permissive", r.permissive},
                            {"summary", r.summary}});
-        std::cout << all.dump(2) << "\n";
+        std::cout << dump_text(all, 2) << "\n";
         return 0;
     }
     std::cout << fmt::format("{:<20} {:<8} {:<7} {:<11} {:<10} {}\n", "rule", "kind", "strict",
@@ -81,7 +82,7 @@ int review_files(const RulesOptions& o) {
                                          {"detail", f.detail},
                                          {"line", f.line},
                                          {"evidence", f.evidence}});
-            std::cout << j.dump() << "\n";
+            std::cout << dump_text(j) << "\n";
             continue;
         }
         std::cout << fmt::format("{}: {}\n", file,

@@ -10,6 +10,11 @@ namespace kbench {
 
 using json = nlohmann::json;
 
+// j as text, with bytes that are not UTF-8 written as U+FFFD: what a candidate prints, names or
+// raises (its output, build logs, thread and kernel names) can hold any bytes, on which a plain
+// dump() throws.
+std::string dump_text(const json& j, int indent = -1);
+
 // Reads the fields of one message strictly: a field that is missing or of the wrong type throws a
 // ProtocolError naming the message, the field and what was there. Nothing has a default, so a
 // reply that lacks something can never pass for one that has it.

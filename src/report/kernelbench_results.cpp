@@ -1,4 +1,5 @@
 #include "report/kernelbench_results.hpp"
+#include "core/fields.hpp"
 
 #include <map>
 #include <regex>
@@ -109,7 +110,7 @@ std::multimap<int, std::string> write_kernelbench_results(const std::string& run
     for (const auto& v : verdicts) by_level[v.problem.level.value_or(0)].push_back(v);
     std::multimap<int, std::string> written;
     for (const auto& [level, list] : by_level) {
-        std::string text = kernelbench_eval_results(list).dump(4) + "\n";
+        std::string text = dump_text(kernelbench_eval_results(list), 4) + "\n";
         fs::path dir = fs::path(run_dir) / ("level" + std::to_string(level));
         fs::create_directories(dir);
         write_file_atomic(dir / "eval_results.json", text);

@@ -201,7 +201,12 @@ std::map<std::string, std::string> BuilderPool::prepare_sandbox(const std::strin
 
 void BuilderPool::keep_run_time_builds(const std::string& key, const fs::path& scratch) const {
     try {
-        cache_.keep_files(key, "triton", scratch / "triton");
+        std::error_code none;
+        if (!cache_.keep_files(key, "triton", scratch / "triton") &&
+            fs::exists(scratch / "triton") && !fs::is_empty(scratch / "triton", none))
+            note("a sandbox's Triton cache was not kept (over " +
+                 std::to_string(build::BuildCache::kMaxKeptBytes >> 20) + " MiB or " +
+                 std::to_string(build::BuildCache::kMaxKeptFiles) + " files)");
     } catch (const std::exception& e) {
         note(std::string("could not keep a sandbox's Triton cache: ") + e.what());
     }

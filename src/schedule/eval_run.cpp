@@ -1,4 +1,5 @@
 #include "schedule/eval_run.hpp"
+#include "core/fields.hpp"
 
 #include <unistd.h>
 
@@ -45,7 +46,7 @@ EvalRun::EvalRun(const fs::path& run_dir, const std::optional<fs::path>& db,
                              "use another --run name for these settings, or the run's own");
         }
     } else {
-        store_->set_meta("config", settings_.to_json().dump());
+        store_->set_meta("config", dump_text(settings_.to_json()));
     }
     std::vector<ItemRecord> records;
     std::vector<std::optional<store::StoredVerdict>> found;
@@ -71,7 +72,7 @@ void EvalRun::record_selection(const std::vector<report::Unanswered>& unanswered
     std::map<std::pair<int, int>, json> missing;
     for (const auto& p : before.value("problems", json::array()))
         problems[{p.value("level", 0), p.value("id", 0)}] = p;
-    for (const auto& i : before.value("items", json::array())) items[i.dump()] = i;
+    for (const auto& i : before.value("items", json::array())) items[dump_text(i)] = i;
     for (const auto& u : before.value("unanswered", json::array()))
         missing[{u.value("level", 0), u.value("id", 0)}] = u;
     for (const auto& item : items_) {
@@ -82,7 +83,7 @@ void EvalRun::record_selection(const std::vector<report::Unanswered>& unanswered
                   {"id", p.id},
                   {"sample_id", item.candidate.sample_id},
                   {"path", candidate_spec(item).path.string()}};
-        items[i.dump()] = i;
+        items[dump_text(i)] = i;
         missing.erase({p.level, p.id});
     }
     std::set<std::pair<int, int>> answered;
@@ -98,7 +99,7 @@ void EvalRun::record_selection(const std::vector<report::Unanswered>& unanswered
     for (const auto& [at, p] : problems) out["problems"].push_back(p);
     for (const auto& [text, i] : items) out["items"].push_back(i);
     for (const auto& [at, u] : missing) out["unanswered"].push_back(u);
-    store_->set_meta("selection", out.dump());
+    store_->set_meta("selection", dump_text(out));
 }
 
 RunResults load_run_results(store::VerdictStore& store) {

@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "core/error.hpp"
+#include "core/fields.hpp"
 #include "store/sqlite_statement.hpp"
 #include "store/verdict_store.hpp"
 
@@ -73,7 +74,7 @@ class SqliteStore final : public VerdictStore {
                     " status = excluded.status, verdict = excluded.verdict,"
                     " stored_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')");
         s.bind(1, v.key).bind(2, v.level).bind(3, v.problem_id).bind(4, v.sample_id);
-        s.bind(5, v.status).bind(6, v.verdict.dump());
+        s.bind(5, v.status).bind(6, dump_text(v.verdict));
         s.step();
     }
 

@@ -1,4 +1,5 @@
 #include "worker/exchange.hpp"
+#include "core/fields.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -274,7 +275,7 @@ void Exchange::check_precision(const json& reported) {
         json got = reported.contains(name) ? reported.at(name) : json();
         if (got == want) continue;
         if (!changed.empty()) changed += ", ";
-        changed += name + " " + got.dump() + " (was " + want.dump() + ")";
+        changed += name + " " + dump_text(got) + " (was " + dump_text(want) + ")";
         numerics = numerics || enforced(name) || (!cudnn(name) && want.is_null());
         any_precision = any_precision || !cudnn(name);
     }

@@ -1,8 +1,11 @@
 #include "build/build_cache.hpp"
 
+#include "core/files.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <fstream>
 #include <thread>
 
 namespace kbench::build {
@@ -28,6 +31,51 @@ TEST(BuildCache, StoresAndFindsRecords) {
     EXPECT_EQ(found->status, "compile_error");
     EXPECT_EQ(found->log, "error: expected ';'");
     EXPECT_TRUE(cache.torch_extensions_dir(key).string().find(key) != std::string::npos);
+    fs::remove_all(root);
+}
+
+// A build's log is the candidate's compiler or import output, in any bytes.
+TEST(BuildCache, ALogThatIsNotUtf8IsStored) {
+    fs::path root = make_temp_dir("kbench-test-cache-");
+    BuildCache cache(root);
+    std::string key = BuildCache::key("y", Backend::cpu, Precision::fp32, "t");
+    cache.store(key, {"ok", std::string("imported\xff"), 0.5});
+    auto found = cache.lookup(key);
+    ASSERT_TRUE(found);
+    EXPECT_EQ(found->status, "ok");
+    EXPECT_EQ(found->log.rfind("imported", 0), 0u);
+    fs::remove_all(root);
+}
+
+// Files a sandbox left for later sandboxes of its candidate: kept with their hashes, within
+// bounds; a set too large or of too many files is not kept.
+TEST(BuildCache, KeptFilesAreBounded) {
+    fs::path root = make_temp_dir("kbench-test-cache-");
+    BuildCache cache(root);
+    std::string key = BuildCache::key("z", Backend::triton, Precision::fp32, "t");
+    fs::path made = root / "made";
+    fs::create_directories(made / "sub");
+    write_file_atomic(made / "sub" / "kernel.cubin", "binary");
+    EXPECT_TRUE(cache.keep_files(key, "triton", made));
+    fs::path placed = root / "placed";
+    EXPECT_TRUE(cache.place_files(key, "triton", placed));
+    EXPECT_EQ(read_file(placed / "sub" / "kernel.cubin"), "binary");
+
+    fs::path many = root / "many";
+    fs::create_directories(many);
+    for (std::size_t i = 0; i <= BuildCache::kMaxKeptFiles; ++i)
+        write_file_atomic(many / std::to_string(i), "");
+    EXPECT_FALSE(cache.keep_files(key, "many", many));
+    EXPECT_FALSE(cache.place_files(key, "many", root / "placed-many"));
+
+    fs::path large = root / "large";
+    fs::create_directories(large);
+    {
+        std::ofstream big(large / "big");
+        big.seekp(std::streamoff(BuildCache::kMaxKeptBytes));
+        big.put('x');  // sparse: one byte over the bound
+    }
+    EXPECT_FALSE(cache.keep_files(key, "large", large));
     fs::remove_all(root);
 }
 

@@ -34,6 +34,20 @@ TEST(SqliteStore, PutFindReplaceAndListInOrder) {
     fs::remove_all(dir);
 }
 
+// What a candidate prints lands in its verdict's log, in any bytes: kept, never a crash.
+TEST(SqliteStore, BytesThatAreNotUtf8AreKeptAsReplacementCharacters) {
+    fs::path dir = make_temp_dir("kbench-test-store-");
+    auto store = open_sqlite_store(dir / "kbench.db");
+    store->put({"k", 1, 19, 0, "runtime_error", {{"log", std::string("a\xff\xfe\xc3(b")}}});
+    auto found = store->find("k");
+    ASSERT_TRUE(found);
+    std::string log = found->verdict["log"];
+    EXPECT_EQ(log.front(), 'a');
+    EXPECT_EQ(log.back(), 'b');
+    EXPECT_NE(log.find("\xef\xbf\xbd"), std::string::npos) << log;
+    fs::remove_all(dir);
+}
+
 TEST(SqliteStore, AttemptsAreCountedDurablyPerKey) {
     fs::path dir = make_temp_dir("kbench-test-store-");
     {
