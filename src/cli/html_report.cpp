@@ -1,5 +1,4 @@
 #include "cli/html_report.hpp"
-#include "core/fields.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -9,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "core/fields.hpp"
 #include "score/fast_p.hpp"
 
 namespace kbench::cli {

@@ -10,6 +10,7 @@ namespace kbench {
 std::string dump_text(const json& j, int indent) {
     return j.dump(indent, ' ', false, json::error_handler_t::replace);
 }
+
 namespace {
 
 const char* type_name(const json& j) {

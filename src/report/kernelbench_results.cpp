@@ -1,10 +1,10 @@
 #include "report/kernelbench_results.hpp"
-#include "core/fields.hpp"
 
 #include <map>
 #include <regex>
 #include <sstream>
 
+#include "core/fields.hpp"
 #include "core/files.hpp"
 #include "score/kernelbench_view.hpp"
 
