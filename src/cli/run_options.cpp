@@ -167,6 +167,7 @@ schedule::EngineOptions make_engine_options(const RunOptions& o, const CheckConf
     e.env.python = python;
     e.policy = schedule::SandboxPolicy::decide(python);
     scratch = make_scratch(scratch_prefix, e.policy);
+    e.policy.private_root = scratch.string();
     e.env.worker_package_dir = build::worker_package_dir();
     e.env.device_kind = device_kind;
     e.env.log_dir = log_dir.empty() ? scratch / "logs" : log_dir;
@@ -192,6 +193,7 @@ schedule::EvaluatorOptions make_evaluator_options(const CheckConfig& config,
     options.env.python = python;
     options.policy = schedule::SandboxPolicy::decide(python);
     scratch = make_scratch(scratch_prefix, options.policy);
+    options.policy.private_root = scratch.string();
     options.env.worker_package_dir = build::worker_package_dir();
     options.env.device_kind = device.kind;
     if (device.kind == "cuda") options.env.visible_gpu = schedule::physical_gpu(device.ordinal);

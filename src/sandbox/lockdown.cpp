@@ -39,6 +39,8 @@ bool LockdownSpec::allows(const std::string& layer) const {
 
 json LockdownSpec::to_json() const {
     return json{{"writable", writable},
+                {"private_root", private_root},
+                {"visible", visible},
                 {"uid", uid},
                 {"gid", gid},
                 {"memory_bytes", memory_bytes},
@@ -53,6 +55,8 @@ LockdownSpec LockdownSpec::from_json(const json& j) {
     Fields f(j, "lockdown");
     LockdownSpec s;
     s.writable = f.texts("writable");
+    s.private_root = f.text("private_root");
+    s.visible = f.texts("visible");
     s.uid = f.integer("uid");
     s.gid = f.integer("gid");
     s.memory_bytes = f.count("memory_bytes");
@@ -368,6 +372,66 @@ void arrange_fds(const std::vector<int>& keep) {
     ::_exit(body());
 }
 
+// In a mount namespace of its own: an empty tmpfs over spec.private_root, with the process's own
+// folders under it bound back at their places. Runs after fork: no allocation. 0 or an errno.
+int hide_other_folders(const LockdownSpec& spec) {
+    const std::string& root = spec.private_root;
+    if (root.empty()) return 0;
+    constexpr int kMax = 16;
+    int fds[kMax];
+    const char* paths[kMax];
+    int n = 0;
+    auto under_root = [&](const std::string& path) {
+        return path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+               path[root.size()] == '/';
+    };
+    auto close_kept = [&] {
+        for (int i = 0; i < n; ++i) ::close(fds[i]);
+    };
+    for (const auto* list : {&spec.writable, &spec.visible})
+        for (const std::string& path : *list) {
+            if (!under_root(path)) continue;
+            int fd = n < kMax ? ::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+            if (fd < 0) {
+                int error = n < kMax ? errno : E2BIG;
+                close_kept();
+                return error;
+            }
+            fds[n] = fd;
+            paths[n++] = path.c_str();
+        }
+    int error = try_call(
+        ::mount("tmpfs", root.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0711"));
+    for (int i = 0; i < n && error == 0; ++i) {
+        // The folders between the root and the kept one, then the kept one bound over the last.
+        char path[4096];
+        std::size_t length = std::strlen(paths[i]);
+        if (length >= sizeof path) {
+            error = ENAMETOOLONG;
+            break;
+        }
+        std::memcpy(path, paths[i], length + 1);
+        for (std::size_t at = root.size() + 1; at <= length && error == 0; ++at) {
+            if (path[at] != '/' && path[at] != '\0') continue;
+            char kept = path[at];
+            path[at] = '\0';
+            if (::mkdir(path, 0711) != 0 && errno != EEXIST) error = errno;
+            path[at] = kept;
+        }
+        if (error != 0) break;
+        char source[64];
+        std::size_t at = 0;
+        put_text(source, at, sizeof source - 1, "/proc/self/fd/");
+        put_number(source, at, sizeof source - 1, fds[i]);
+        source[at] = '\0';
+        error = try_call(::mount(source, paths[i], nullptr, MS_BIND | MS_REC, nullptr));
+    }
+    close_kept();
+    // Half hidden is worse than not at all: the layer is then reported missing.
+    if (error != 0) ::umount2(root.c_str(), MNT_DETACH);
+    return error;
+}
+
 // The namespace's init, or (without a PID namespace) a child subreaper in its place: starts the
 // body, reaps what the body orphans, and when the body ends reports how, kills what is left and
 // exits. With a PID namespace the kernel kills what is left when this process exits.
@@ -388,6 +452,7 @@ void arrange_fds(const std::vector<int>& keep) {
         if (mount_error == 0)
             mount_error = try_call(
                 ::mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=1777"));
+        if (mount_error == 0) mount_error = hide_other_folders(spec);
     }
     pid_t body_pid = ::fork();
     if (body_pid == 0) run_body(report, spec, mount_error == 0, after_fork, keep, body);

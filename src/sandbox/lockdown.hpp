@@ -42,6 +42,13 @@ struct LockdownSpec {
     std::vector<std::string> disabled;  // layers forced off, with the reason below
     std::string disabled_reason;
     std::string identity_missing;  // why no dedicated user, when kbench runs as root
+    // kbench's scratch folder, where every sandbox and builder has a folder of its own: in the
+    // process's mount namespace an empty tmpfs covers it and only `writable` and `visible`
+    // under it are bound back, so that it never sees another's folder (with Landlock off, as
+    // on GPUs where CUDA cannot start under it, the dedicated user could write there). Empty:
+    // nothing hidden.
+    std::string private_root;
+    std::vector<std::string> visible;  // folders under private_root it may still read
 
     bool allows(const std::string& layer) const;
     json to_json() const;

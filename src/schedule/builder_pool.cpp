@@ -179,6 +179,13 @@ std::map<std::string, std::string> BuilderPool::sandbox_environment(const fs::pa
             {"HF_HUB_OFFLINE", "1"}};  // no downloads from inside a sandbox
 }
 
+std::vector<std::string> BuilderPool::readable_support(
+    const std::map<std::string, std::string>& env) {
+    auto it = env.find("KBENCH_BUILD_SUPPORT");
+    if (it == env.end()) return {};
+    return {it->second};
+}
+
 std::map<std::string, std::string> BuilderPool::prepare_sandbox(const std::string& key,
                                                                 const fs::path& scratch) const {
     std::map<std::string, std::string> env = sandbox_environment(scratch);
@@ -341,8 +348,8 @@ build::BuildRecord BuilderPool::run_builder(const CandidateSpec& candidate, cons
     options_.policy.hand_over(scratch, options_.scratch_dir);
 
     double limit = options_.limit_s;
-    SandboxProcess process(*zygote_,
-                           {"builder", "cpu", scratch, env, options_.policy.lockdown(scratch)});
+    SandboxProcess process(*zygote_, {"builder", "cpu", scratch, env,
+                                      options_.policy.lockdown(scratch, readable_support(env))});
     auto deadline = start + std::chrono::milliseconds(long(limit * 1000));
     // Replies are waited for a quarter of a second at a time: an abandoned build ends at once.
     auto slice = [&] { return std::clamp(seconds_left(deadline), 0.0, 0.25); };

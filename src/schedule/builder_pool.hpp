@@ -87,6 +87,9 @@ class BuilderPool {
 
     // The environment that keeps a sandbox's caches, home and temporary files in its folder.
     static std::map<std::string, std::string> sandbox_environment(const fs::path& scratch);
+    // The build support's folder named in a sandbox's or builder's environment (to read,
+    // where kbench's scratch folder is otherwise hidden from it), if any.
+    static std::vector<std::string> readable_support(const std::map<std::string, std::string>& env);
 
     // Places the candidate's checked extension modules in a sandbox's folder and returns the
     // environment that makes the sandbox use them, build only there, and keep its caches there.

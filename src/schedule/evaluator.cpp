@@ -357,8 +357,9 @@ void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& cand
         integrity::KernelOrigins::of(builds_.review(candidate), modules);
     options_.policy.hand_over(scratch, options_.scratch_dir);
     auto forked = Clock::now();
-    SandboxProcess sandbox(zygote(), {"sandbox", options_.env.device_kind, scratch, env,
-                                      options_.policy.lockdown(scratch)});
+    SandboxProcess sandbox(zygote(),
+                           {"sandbox", options_.env.device_kind, scratch, env,
+                            options_.policy.lockdown(scratch, BuilderPool::readable_support(env))});
     detail("  sandbox " + std::to_string(sandbox.pid()) + " started in " +
            seconds_text(seconds_since(forked)));
     v.config["sandbox"] = sandbox.layers().to_json();

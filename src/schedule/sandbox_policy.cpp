@@ -81,9 +81,12 @@ SandboxPolicy SandboxPolicy::decide(const std::string& python) {
     return p;
 }
 
-sandbox::LockdownSpec SandboxPolicy::lockdown(const fs::path& scratch) const {
+sandbox::LockdownSpec SandboxPolicy::lockdown(const fs::path& scratch,
+                                              const std::vector<std::string>& visible) const {
     sandbox::LockdownSpec s;
     s.writable = {scratch.string()};
+    s.private_root = private_root;
+    s.visible = visible;
     s.uid = uid;
     s.gid = gid;
     s.memory_bytes = memory_bytes;

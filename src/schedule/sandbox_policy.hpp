@@ -18,6 +18,9 @@ struct SandboxPolicy {
     std::vector<std::string> disabled;  // layers forced off
     std::string disabled_reason;
     std::uint64_t memory_bytes = 0;
+    // kbench's scratch folder for the command: a process sees only its own folder in it (and
+    // the read-only ones it is given), never another sandbox's or builder's. Empty: not hidden.
+    std::string private_root;
 
     // From the environment: KBENCH_SANDBOX_USER (default nobody; used when kbench runs as
     // root and that user can read the Python environment), KBENCH_SANDBOX_MEMORY_GIB (default
@@ -26,8 +29,9 @@ struct SandboxPolicy {
     // does not exist.
     static SandboxPolicy decide(const std::string& python);
 
-    // The lockdown of a process whose own folder is scratch.
-    sandbox::LockdownSpec lockdown(const fs::path& scratch) const;
+    // The lockdown of a process whose own folder is scratch and which may also read `visible`.
+    sandbox::LockdownSpec lockdown(const fs::path& scratch,
+                                   const std::vector<std::string>& visible = {}) const;
 
     // Makes dir (and what is in it) the dedicated user's, and kbench's own folders between it
     // and root (a scratch folder kbench made) passable.

@@ -144,6 +144,58 @@ TEST_F(Lockdown, WritesOnlyUnderItsScratchFolder) {
     EXPECT_FALSE(fs::exists(outside));
 }
 
+TEST_F(Lockdown, SeesNoOtherFolderUnderThePrivateRoot) {
+    // Another sandbox's folder and a read-only one (the build support's) beside its own.
+    fs::path other = root_ / "other";
+    fs::path support = root_ / "shared" / "support";
+    fs::create_directories(other);
+    fs::create_directories(support);
+    write_file_atomic(other / "reference.py", "original");
+    write_file_atomic(support / "header.h", "support");
+    if (::geteuid() == 0) (void)!::chown(other.c_str(), 65534, 65534);
+    fs::permissions(root_ / "shared",
+                    fs::perms::owner_all | fs::perms::others_read | fs::perms::others_exec);
+    LockdownSpec s = spec();
+    s.disabled = {"landlock"};
+    s.disabled_reason = "test";
+    s.private_root = root_.string();
+    s.visible = {support.string()};
+    std::string victim = (other / "reference.py").string();
+    std::string header = (support / "header.h").string();
+    std::string own = (scratch_ / "own.txt").string();
+    std::string root = root_.string();
+    Run r = run(s, [&] {
+        std::ifstream in(victim);
+        say(in ? "other seen" : "other hidden");
+        std::ofstream out(victim, std::ios::app);
+        say(out ? "other writable" : "other not writable");
+        std::ifstream shared(header);
+        std::string text;
+        shared >> text;
+        say("support " + text);
+        say(std::ofstream(own) << "x" ? "own writable" : "own not writable");
+        // Listing the root may be refused (the dedicated user cannot read it): nothing seen.
+        std::error_code refused;
+        std::string names;
+        for (fs::directory_iterator it(root, refused), end; !refused && it != end;
+             it.increment(refused))
+            names += " " + it->path().filename().string();
+        say("root holds" + names);
+        return 0;
+    });
+    if (!applied(r.layers, "mount_namespace"))
+        GTEST_SKIP() << "no mount namespace here: " << r.layers.to_json().dump();
+    EXPECT_NE(r.out.find("other hidden"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("other not writable"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("support support"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("own writable"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("other\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("root holds"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find(" other"), std::string::npos) << r.out;
+    EXPECT_EQ(read_file(other / "reference.py"), "original");
+    EXPECT_TRUE(fs::exists(scratch_ / "own.txt"));
+}
+
 TEST_F(Lockdown, CannotTraceOrReadTheMemoryOfItsParent) {
     pid_t parent = ::getpid();
     Run r = run(spec(), [&] {
@@ -604,9 +656,13 @@ TEST(LockdownSpec, RoundTripsAndRefusesMissingFields) {
     s.gid = 6;
     s.disabled = {"seccomp"};
     s.disabled_reason = "why";
+    s.private_root = "/tmp";
+    s.visible = {"/tmp/support"};
     LockdownSpec back = LockdownSpec::from_json(s.to_json());
     EXPECT_EQ(back.writable, s.writable);
     EXPECT_EQ(back.uid, 5);
+    EXPECT_EQ(back.private_root, "/tmp");
+    EXPECT_EQ(back.visible, s.visible);
     EXPECT_FALSE(back.allows("seccomp"));
     json partial = s.to_json();
     partial.erase("uid");
