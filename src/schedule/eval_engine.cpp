@@ -7,6 +7,7 @@
 #include <mutex>
 #include <semaphore>
 #include <thread>
+#include <utility>
 
 #include <unistd.h>
 
@@ -213,19 +214,35 @@ void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink
     for (std::size_t d = 0; d < devices_.size(); ++d) {
         if (!evaluators_[d]) continue;
         workers.emplace_back([&, d] {
+            // The device's next item is taken from the queue once the candidate before it has
+            // ended (a ready one only; on a CPU every build is done by then), so that its
+            // sandbox starts beside the end of that evaluation.
+            std::optional<std::size_t> taken;
+            Evaluator::Upcoming upcoming = [&]() -> std::optional<CandidateSpec> {
+                if (taken || InterruptGuard::interrupted()) return std::nullopt;
+                taken = queue.next_ready(
+                    d, ready ? ready : [](std::size_t) { return true; });
+                if (!taken) return std::nullopt;
+                return specs[*taken];
+            };
             while (!InterruptGuard::interrupted()) {
-                while (ready && prebuilding && !InterruptGuard::interrupted() &&
-                       queue.pending() > 0 && !queue.any_ready(ready))
-                    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-                auto index = queue.next(d, ready);
+                std::optional<std::size_t> index = std::exchange(taken, std::nullopt);
+                if (!index) {
+                    while (ready && prebuilding && !InterruptGuard::interrupted() &&
+                           queue.pending() > 0 && !queue.any_ready(ready))
+                        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                    index = queue.next(d, ready);
+                }
                 if (!index) return;
                 const EvalItem& item = items[*index];
                 if (on_start) {
                     std::lock_guard<std::mutex> guard(sink_mutex);
                     on_start(item);
                 }
-                if (!evaluate(d, item, specs[*index], sink, sink_mutex)) {
+                if (!evaluate(d, item, specs[*index], sink, sink_mutex, upcoming)) {
                     if (InterruptGuard::interrupted()) return;
+                    // This device is lost: its items go to the others.
+                    if (taken) queue.give_back(d, *std::exchange(taken, std::nullopt));
                     queue.give_back(d, *index);
                     return;
                 }
@@ -248,11 +265,12 @@ void EvalEngine::check_devices_left() const {
 }
 
 bool EvalEngine::evaluate(std::size_t d, const EvalItem& item, const CandidateSpec& spec,
-                          const VerdictSink& sink, std::mutex& sink_mutex) {
+                          const VerdictSink& sink, std::mutex& sink_mutex,
+                          const Evaluator::Upcoming& upcoming) {
     Verdict verdict;
     double began_s = InterruptGuard::now_s();
     try {
-        verdict = evaluators_[d]->evaluate(problem_spec(item.problem), spec);
+        verdict = evaluators_[d]->evaluate(problem_spec(item.problem), spec, upcoming);
     } catch (const InfraError& e) {
         if (InterruptGuard::interrupted()) return false;
         // This device is lost; another may finish its work.

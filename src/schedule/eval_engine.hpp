@@ -101,7 +101,8 @@ class EvalEngine {
   private:
     // Evaluates one item on device d; false when the device is lost (the item is not done).
     bool evaluate(std::size_t d, const EvalItem& item, const CandidateSpec& spec,
-                  const VerdictSink& sink, std::mutex& sink_mutex);
+                  const VerdictSink& sink, std::mutex& sink_mutex,
+                  const Evaluator::Upcoming& upcoming = {});
     void check_devices_left() const;
     // Waits for the judges' start (once): names the devices that failed, throws InfraError when
     // none works or a judge's GPU is not the architecture the driver named for it.

@@ -62,7 +62,21 @@ Evaluator::Evaluator(EvaluatorOptions options, BuilderPool& builds)
     start_workers();
 }
 
-Evaluator::~Evaluator() = default;
+Evaluator::~Evaluator() {
+    drop_spare();
+}
+
+void Evaluator::drop_spare() {
+    if (!spare_) return;
+    std::unique_ptr<Staged> spare = std::move(spare_);
+    try {
+        spare->sandbox->kill();
+    } catch (const std::exception&) {
+    }
+    spare->sandbox.reset();
+    std::error_code ignored;
+    fs::remove_all(spare->scratch, ignored);
+}
 
 void Evaluator::note(const std::string& line) {
     if (options_.log) options_.log(line);
@@ -73,6 +87,7 @@ void Evaluator::detail(const std::string& line) {
 }
 
 void Evaluator::start_workers() {
+    drop_spare();
     judge_.reset();
     zygote_.reset();
     // Both import torch at once; the judge also initialises the device.
@@ -89,6 +104,7 @@ void Evaluator::start_workers() {
 WorkerProcess& Evaluator::running(std::unique_ptr<WorkerProcess>& worker, const std::string& role) {
     if (!worker || !worker->alive()) {
         note("the " + role + " is gone; starting a new one");
+        if (&worker == &zygote_) drop_spare();
         worker = std::make_unique<WorkerProcess>(options_.env, role);
     }
     worker->hello(kStartSeconds);
@@ -135,11 +151,12 @@ Verdict Evaluator::blank_verdict(const ProblemSpec& problem, const CandidateSpec
     return v;
 }
 
-Verdict Evaluator::evaluate(const ProblemSpec& problem, const CandidateSpec& candidate) {
+Verdict Evaluator::evaluate(const ProblemSpec& problem, const CandidateSpec& candidate,
+                            const Upcoming& upcoming) {
     std::string failure;
     for (int attempt = 0; attempt < 2; ++attempt) {
         try {
-            Verdict v = evaluate_once(problem, candidate);
+            Verdict v = evaluate_once(problem, candidate, upcoming);
             // A worker died the first time: the verdict says so, never as if nothing happened.
             if (!failure.empty())
                 v.integrity.push_back(
@@ -292,7 +309,8 @@ void Evaluator::prepare(const ProblemSpec& problem) {
     throw InfraError("the judge could not prepare the problem: " + f.message);
 }
 
-Verdict Evaluator::evaluate_once(const ProblemSpec& problem, const CandidateSpec& candidate) {
+Verdict Evaluator::evaluate_once(const ProblemSpec& problem, const CandidateSpec& candidate,
+                                 const Upcoming& upcoming) {
     // The reference first: its failure is no candidate's, and the verdict records the judge's
     // precision flags even when the candidate does not build.
     prepare(problem);
@@ -332,36 +350,76 @@ Verdict Evaluator::evaluate_once(const ProblemSpec& problem, const CandidateSpec
         v.log = capped(record.log, 16000);
         return v;
     }
-    run_phases(problem, candidate, v);
+    run_phases(problem, candidate, v, upcoming);
     if (v.status == Status::runtime_error || v.status == Status::crash ||
         v.status == Status::timeout)
         check_judge_health();  // a device error can reach past the sandbox's own context
     return v;
 }
 
-void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& candidate, Verdict& v) {
-    const CheckConfig& c = options_.config;
-    fs::path scratch = options_.scratch_dir / ("sandbox-" + std::to_string(++sandbox_count_));
-    fs::create_directories(scratch);
-    fs::path file = scratch / candidate.path.filename();
-    write_file_atomic(file, candidate.code);
+std::unique_ptr<Evaluator::Staged> Evaluator::stage(const CandidateSpec& candidate) {
+    auto staged = std::make_unique<Staged>();
+    staged->key = builds_.key(candidate) + "/" + candidate.path.filename().string();
+    staged->scratch = options_.scratch_dir / ("sandbox-" + std::to_string(++sandbox_count_));
+    fs::create_directories(staged->scratch);
+    staged->file = staged->scratch / candidate.path.filename();
+    write_file_atomic(staged->file, candidate.code);
     std::map<std::string, std::string> env =
-        builds_.prepare_sandbox(builds_.key(candidate), scratch);
+        builds_.prepare_sandbox(builds_.key(candidate), staged->scratch);
     // The candidate's modules as kbench placed them, read before its process starts.
-    std::vector<fs::path> modules;
     std::error_code missing;
-    for (const auto& entry : fs::recursive_directory_iterator(scratch / "prebuilt", missing))
+    for (const auto& entry :
+         fs::recursive_directory_iterator(staged->scratch / "prebuilt", missing))
         if (entry.is_regular_file() && entry.path().extension() == ".so")
-            modules.push_back(entry.path());
-    integrity::KernelOrigins origins =
-        integrity::KernelOrigins::of(builds_.review(candidate), modules);
-    options_.policy.hand_over(scratch, options_.scratch_dir);
+            staged->modules.push_back(entry.path());
+    options_.policy.hand_over(staged->scratch, options_.scratch_dir);
     auto forked = Clock::now();
-    SandboxProcess sandbox(zygote(),
-                           {"sandbox", options_.env.device_kind, scratch, env,
-                            options_.policy.lockdown(scratch, BuilderPool::readable_support(env))});
+    staged->sandbox = std::make_unique<SandboxProcess>(
+        zygote(),
+        SandboxProcess::Options{
+            "sandbox", options_.env.device_kind, staged->scratch, env,
+            options_.policy.lockdown(staged->scratch, BuilderPool::readable_support(env))});
+    staged->start_s = seconds_since(forked);
+    return staged;
+}
+
+void Evaluator::stage_upcoming(const Upcoming& upcoming) {
+    if (!upcoming || spare_) return;
+    std::optional<CandidateSpec> next = upcoming();
+    if (!next) return;
+    try {
+        // Only a candidate that will reach a sandbox: not one a static rule rejects, nor one
+        // whose build failed (its build is done: the queue hands out ready ones only).
+        if (integrity::first_rejection(
+                builds_.review(*next).findings(integrity::RulePolicy::of(options_.config))))
+            return;
+        double ignored = 0;
+        if (builds_.build(*next, ignored).status != "ok") return;
+        spare_ = stage(*next);
+        spare_->early = true;
+    } catch (const std::exception& e) {
+        // Started when its turn comes instead.
+        drop_spare();
+        detail(std::string("  the next candidate's sandbox could not start early: ") + e.what());
+    }
+}
+
+void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& candidate, Verdict& v,
+                           const Upcoming& upcoming) {
+    const CheckConfig& c = options_.config;
+    std::unique_ptr<Staged> staged;
+    if (spare_ && spare_->key == builds_.key(candidate) + "/" + candidate.path.filename().string())
+        staged = std::move(spare_);
+    drop_spare();  // started for another candidate: not needed
+    if (!staged) staged = stage(candidate);
+    const fs::path scratch = staged->scratch;
+    const fs::path file = staged->file;
+    integrity::KernelOrigins origins =
+        integrity::KernelOrigins::of(builds_.review(candidate), staged->modules);
+    SandboxProcess& sandbox = *staged->sandbox;
     detail("  sandbox " + std::to_string(sandbox.pid()) + " started in " +
-           seconds_text(seconds_since(forked)));
+           seconds_text(staged->start_s) +
+           (staged->early ? ", beside the end of the candidate before it" : ""));
     v.config["sandbox"] = sandbox.layers().to_json();
     say_missing_layers_once(sandbox.layers(), options_.log);
     JudgeProcessClient client(judge());
@@ -372,6 +430,7 @@ void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& cand
     context.gpu_entry = gpu_entry_;
     for (const auto& flag : integrity::health_flags(v.problem_health))
         context.constant_output = context.constant_output || flag == "constant_output";
+    context.candidate_ended = [&, this] { stage_upcoming(upcoming); };
 
     // Rounds (kbench's protocol): the baseline's requests go to a sandbox of the reference's own,
     // started once the candidate is to be timed, under the same confinement as the candidate's,

@@ -60,7 +60,14 @@ class Evaluator {
     // fresh workers, and a verdict reached then says it happened; twice is infra_error. Throws
     // InfraError when the workers cannot be restarted, and ReferenceError when the reference
     // fails (unless reference_failures_are_verdicts).
-    Verdict evaluate(const ProblemSpec& problem, const CandidateSpec& candidate);
+    //
+    // `upcoming`, where given, names the candidate this device evaluates next (taking it from
+    // the caller's queue), asked once the candidate's own process has ended: that candidate's
+    // sandbox is then started (CUDA's start included) while this one's evaluation ends, and
+    // used by the next evaluate() of the same candidate.
+    using Upcoming = std::function<std::optional<CandidateSpec>()>;
+    Verdict evaluate(const ProblemSpec& problem, const CandidateSpec& candidate,
+                     const Upcoming& upcoming = {});
 
     // The problem's reference at its working precision against the same reference at the
     // arbiter's (kbench dataset audit). Throws ReferenceError when the reference fails.
@@ -88,9 +95,25 @@ class Evaluator {
     WorkerProcess& running(std::unique_ptr<WorkerProcess>& worker, const std::string& role);
     WorkerProcess& judge();
     WorkerProcess& zygote();
-    Verdict evaluate_once(const ProblemSpec& problem, const CandidateSpec& candidate);
+    // A candidate's folder with its files and modules in place, and its sandbox started.
+    struct Staged {
+        std::string key;  // the candidate's build key and file name
+        fs::path scratch;
+        fs::path file;
+        std::vector<fs::path> modules;
+        std::unique_ptr<SandboxProcess> sandbox;
+        double start_s = 0;
+        bool early = false;  // started beside the end of the candidate before it
+    };
+    Verdict evaluate_once(const ProblemSpec& problem, const CandidateSpec& candidate,
+                          const Upcoming& upcoming);
     void prepare(const ProblemSpec& problem);
-    void run_phases(const ProblemSpec& problem, const CandidateSpec& candidate, Verdict& v);
+    std::unique_ptr<Staged> stage(const CandidateSpec& candidate);
+    // The upcoming candidate's sandbox, started now where it will need one.
+    void stage_upcoming(const Upcoming& upcoming);
+    void drop_spare();
+    void run_phases(const ProblemSpec& problem, const CandidateSpec& candidate, Verdict& v,
+                    const Upcoming& upcoming);
     void check_judge_health();
     void note(const std::string& line);
     void detail(const std::string& line);
@@ -105,6 +128,9 @@ class Evaluator {
     json judge_hello_;
     json precision_state_;  // the judge's precision flags, once it has prepared a problem
     json gpu_entry_;        // this device's peak rates (integrity/floor.hpp), or null
+    // The next candidate's sandbox, started early (stage_upcoming); forked by zygote_, so it
+    // goes before the zygote does.
+    std::unique_ptr<Staged> spare_;
 };
 
 }  // namespace kbench::schedule

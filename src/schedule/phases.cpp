@@ -358,6 +358,9 @@ PhaseOutcome end_beside_baseline(PhaseContext& c) {
     });
     std::optional<protocol::Reply<protocol::BaselineTimed>> base;
     try {
+        // The judge only counts the problem's work now: nothing is timed until the next
+        // candidate's timing, and its process starts beside these ends.
+        if (timed_in_rounds(c) && c.candidate_ended) c.candidate_ended();
         base = ask_baseline(c);
     } catch (...) {
         ending.wait();
@@ -397,6 +400,7 @@ void run_pipeline(PhaseContext& c, int socket, std::int64_t sandbox_pid,
                  timed("correctness", [&] { return correctness_phase(c); });
     if (!ended && !c.config.measure) {
         if (!decided(finish_phase(c))) v.status = Status::correct;
+        if (c.candidate_ended) c.candidate_ended();
         return;
     }
     if (!ended) {

@@ -49,6 +49,10 @@ struct PhaseContext {
     // Ends the reference's own sandbox once the rounds are done (beside the judge's last
     // request); may be empty.
     std::function<void()> end_reference = {};
+    // Once the candidate's processes are gone and nothing more is timed for it (the rounds
+    // done, or no timing at all): the caller may start the next candidate's sandbox. May be
+    // empty.
+    std::function<void()> candidate_ended = {};
 };
 
 struct Decision {

@@ -48,6 +48,14 @@ std::optional<std::size_t> WorkQueue::next(std::size_t device, const Ready& read
     return take(pick(device, [](std::size_t) { return true; }), device);
 }
 
+std::optional<std::size_t> WorkQueue::next_ready(std::size_t device, const Ready& ready) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (device >= current_.size()) throw std::out_of_range("WorkQueue: no such device");
+    auto it = pick(device, ready);
+    if (it == pending_.end()) return std::nullopt;
+    return take(it, device);
+}
+
 bool WorkQueue::any_ready(const Ready& ready) const {
     std::lock_guard<std::mutex> guard(mutex_);
     return std::any_of(pending_.begin(), pending_.end(), ready);

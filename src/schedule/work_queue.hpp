@@ -27,6 +27,8 @@ class WorkQueue {
 
     // The next item for this device, or nothing when all are handed out.
     std::optional<std::size_t> next(std::size_t device, const Ready& ready = {});
+    // The next ready item for this device by the same rules, or nothing when none is ready.
+    std::optional<std::size_t> next_ready(std::size_t device, const Ready& ready);
     // Whether a pending item is ready.
     bool any_ready(const Ready& ready) const;
     // An item the device could not finish goes back to the front, for any device.

@@ -319,9 +319,16 @@ TEST(Eval, CpuJudgesShareTheWorkEachOnItsOwnCores) {
                                               "--candidates", (dir / "candidates.jsonl").string(),
                                               "--runs-dir",   (dir / "runs").string(),
                                               "--run",        "judges",
-                                              "--no-timing",  "-q"}));
+                                              "--no-timing",  "-v"}));
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
     EXPECT_NE(r.out.find("by device: cpu:0 "), std::string::npos) << r.out;
+    // Each judge's next candidate has its sandbox started once the one before it has ended.
+    int early = 0;
+    for (std::size_t at = 0;
+         (at = r.err.find("beside the end of the candidate before it", at)) != std::string::npos;
+         ++at)
+        ++early;
+    EXPECT_GE(early, 4) << r.err;
     std::map<std::string, int> by_judge;
     auto stored = kbench::store::open_sqlite_store(dir / "runs" / "judges" / "kbench.db")->all();
     ASSERT_EQ(stored.size(), 8u);

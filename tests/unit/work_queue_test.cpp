@@ -55,6 +55,19 @@ TEST(WorkQueue, ReadyItemsComeFirstByTheSameRules) {
     EXPECT_FALSE(q.next(0, is_ready).has_value());
 }
 
+TEST(WorkQueue, NextReadyTakesOnlyAReadyItem) {
+    WorkQueue q({"a", "b", "a"}, 1);
+    std::vector<bool> ready = {false, false, false};
+    auto is_ready = [&](std::size_t i) { return bool(ready[i]); };
+    EXPECT_FALSE(q.next_ready(0, is_ready).has_value());  // nothing ready: nothing taken
+    EXPECT_EQ(q.pending(), 3u);
+    ready[1] = ready[2] = true;
+    EXPECT_EQ(q.next_ready(0, is_ready), 1u);  // the first ready item
+    EXPECT_EQ(q.next_ready(0, is_ready), 2u);
+    EXPECT_FALSE(q.next_ready(0, is_ready).has_value());
+    EXPECT_EQ(q.next(0, is_ready), 0u);  // the one left, by the usual rules
+}
+
 TEST(WorkQueue, GivenBackItemGoesFirstToAnyDevice) {
     WorkQueue q({"a", "b", "c"}, 2);
     EXPECT_EQ(q.next(0), 0u);
