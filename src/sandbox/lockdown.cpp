@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -388,6 +389,7 @@ int hide_other_folders(const LockdownSpec& spec) {
     auto close_kept = [&] {
         for (int i = 0; i < n; ++i) ::close(fds[i]);
     };
+    int writable_count = 0;
     for (const auto* list : {&spec.writable, &spec.visible})
         for (const std::string& path : *list) {
             if (!under_root(path)) continue;
@@ -399,6 +401,7 @@ int hide_other_folders(const LockdownSpec& spec) {
             }
             fds[n] = fd;
             paths[n++] = path.c_str();
+            if (list == &spec.writable) writable_count = n;
         }
     int error = try_call(
         ::mount("tmpfs", root.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0711"));
@@ -425,6 +428,21 @@ int hide_other_folders(const LockdownSpec& spec) {
         put_number(source, at, sizeof source - 1, fds[i]);
         source[at] = '\0';
         error = try_call(::mount(source, paths[i], nullptr, MS_BIND | MS_REC, nullptr));
+        // What it is given to read stays read-only, whatever its owner and modes.
+        // A remount keeps the flags it had (in a user namespace they may be locked).
+        if (error == 0 && i >= writable_count) {
+            unsigned long flags = MS_BIND | MS_REMOUNT | MS_RDONLY;
+            struct statvfs st {};
+            if (::statvfs(paths[i], &st) == 0) {
+                if (st.f_flag & ST_NOSUID) flags |= MS_NOSUID;
+                if (st.f_flag & ST_NODEV) flags |= MS_NODEV;
+                if (st.f_flag & ST_NOEXEC) flags |= MS_NOEXEC;
+                if (st.f_flag & ST_NOATIME) flags |= MS_NOATIME;
+                if (st.f_flag & ST_NODIRATIME) flags |= MS_NODIRATIME;
+                if (st.f_flag & ST_RELATIME) flags |= MS_RELATIME;
+            }
+            error = try_call(::mount(nullptr, paths[i], nullptr, flags, nullptr));
+        }
     }
     close_kept();
     // Half hidden is worse than not at all: the layer is then reported missing.

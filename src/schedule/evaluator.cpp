@@ -155,6 +155,16 @@ Verdict Evaluator::evaluate(const ProblemSpec& problem, const CandidateSpec& can
                             const Upcoming& upcoming) {
     std::string failure;
     for (int attempt = 0; attempt < 2; ++attempt) {
+        // A sandbox started early for this candidate that its evaluation did not use (it
+        // ended before its sandbox phases) goes at once, with its device context.
+        struct DropUnused {
+            Evaluator& self;
+            const CandidateSpec& candidate;
+            ~DropUnused() {
+                if (self.spare_ && self.spare_->key == self.staged_key(candidate))
+                    self.drop_spare();
+            }
+        } drop_unused{*this, candidate};
         try {
             Verdict v = evaluate_once(problem, candidate, upcoming);
             // A worker died the first time: the verdict says so, never as if nothing happened.
@@ -357,21 +367,28 @@ Verdict Evaluator::evaluate_once(const ProblemSpec& problem, const CandidateSpec
     return v;
 }
 
+std::string Evaluator::staged_key(const CandidateSpec& candidate) {
+    return builds_.key(candidate) + "/" + candidate.path.filename().string();
+}
+
 std::unique_ptr<Evaluator::Staged> Evaluator::stage(const CandidateSpec& candidate) {
     auto staged = std::make_unique<Staged>();
-    staged->key = builds_.key(candidate) + "/" + candidate.path.filename().string();
+    staged->key = staged_key(candidate);
     staged->scratch = options_.scratch_dir / ("sandbox-" + std::to_string(++sandbox_count_));
     fs::create_directories(staged->scratch);
     staged->file = staged->scratch / candidate.path.filename();
     write_file_atomic(staged->file, candidate.code);
     std::map<std::string, std::string> env =
         builds_.prepare_sandbox(builds_.key(candidate), staged->scratch);
-    // The candidate's modules as kbench placed them, read before its process starts.
+    // The candidate's modules as kbench placed them, read before they are the dedicated
+    // user's and before its process starts.
     std::error_code missing;
+    std::vector<fs::path> modules;
     for (const auto& entry :
          fs::recursive_directory_iterator(staged->scratch / "prebuilt", missing))
         if (entry.is_regular_file() && entry.path().extension() == ".so")
-            staged->modules.push_back(entry.path());
+            modules.push_back(entry.path());
+    staged->origins = integrity::KernelOrigins::of(builds_.review(candidate), modules);
     options_.policy.hand_over(staged->scratch, options_.scratch_dir);
     auto forked = Clock::now();
     staged->sandbox = std::make_unique<SandboxProcess>(
@@ -384,7 +401,8 @@ std::unique_ptr<Evaluator::Staged> Evaluator::stage(const CandidateSpec& candida
 }
 
 void Evaluator::stage_upcoming(const Upcoming& upcoming) {
-    if (!upcoming || spare_) return;
+    // Never a new zygote here: the reference's sandbox, ending beside this, holds the old one.
+    if (!upcoming || spare_ || !zygote_ || !zygote_->alive()) return;
     std::optional<CandidateSpec> next = upcoming();
     if (!next) return;
     try {
@@ -408,14 +426,14 @@ void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& cand
                            const Upcoming& upcoming) {
     const CheckConfig& c = options_.config;
     std::unique_ptr<Staged> staged;
-    if (spare_ && spare_->key == builds_.key(candidate) + "/" + candidate.path.filename().string())
+    // Started early for this candidate, and still there (the OOM killer takes sandboxes first).
+    if (spare_ && spare_->key == staged_key(candidate) && spare_->sandbox->running())
         staged = std::move(spare_);
-    drop_spare();  // started for another candidate: not needed
+    drop_spare();  // started for another candidate, or gone: not used
     if (!staged) staged = stage(candidate);
     const fs::path scratch = staged->scratch;
     const fs::path file = staged->file;
-    integrity::KernelOrigins origins =
-        integrity::KernelOrigins::of(builds_.review(candidate), staged->modules);
+    integrity::KernelOrigins origins = std::move(staged->origins);
     SandboxProcess& sandbox = *staged->sandbox;
     detail("  sandbox " + std::to_string(sandbox.pid()) + " started in " +
            seconds_text(staged->start_s) +
@@ -443,12 +461,15 @@ void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& cand
         context.reference_file = (reference_scratch / "reference.py").string();
         context.prestart_reference = [&, this] {
             if (reference) return;
-            fs::create_directories(reference_scratch);
-            // The reference as a candidate: its Model serves as ModelNew.
+            fs::create_directories(reference_scratch / "home");
+            // The reference as a candidate: its Model serves as ModelNew. The file and its
+            // folder stay kbench's (read-only to the dedicated user, whom every sandbox shares:
+            // where Landlock is off, a candidate of another kbench command could otherwise
+            // rewrite it); the sandbox writes only in home.
             write_file_atomic(reference_scratch / "reference.py",
                               problem.code + "\n\nModelNew = Model\n");
-            auto reference_env = BuilderPool::sandbox_environment(reference_scratch);
-            options_.policy.hand_over(reference_scratch, options_.scratch_dir);
+            auto reference_env = BuilderPool::sandbox_environment(reference_scratch / "home");
+            options_.policy.hand_over(reference_scratch / "home", options_.scratch_dir);
             reference.emplace(zygote(),
                               SandboxProcess::Options{"sandbox", options_.env.device_kind,
                                                       reference_scratch, reference_env,

@@ -8,6 +8,7 @@
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/verdict.hpp"
+#include "integrity/kernels.hpp"
 #include "protocol/judge_messages.hpp"
 #include "schedule/builder_pool.hpp"
 #include "schedule/device_turns.hpp"
@@ -100,7 +101,7 @@ class Evaluator {
         std::string key;  // the candidate's build key and file name
         fs::path scratch;
         fs::path file;
-        std::vector<fs::path> modules;
+        integrity::KernelOrigins origins;  // which kernels are the candidate's
         std::unique_ptr<SandboxProcess> sandbox;
         double start_s = 0;
         bool early = false;  // started beside the end of the candidate before it
@@ -109,6 +110,7 @@ class Evaluator {
                           const Upcoming& upcoming);
     void prepare(const ProblemSpec& problem);
     std::unique_ptr<Staged> stage(const CandidateSpec& candidate);
+    std::string staged_key(const CandidateSpec& candidate);
     // The upcoming candidate's sandbox, started now where it will need one.
     void stage_upcoming(const Upcoming& upcoming);
     void drop_spare();

@@ -103,6 +103,10 @@ bool SandboxProcess::wait_for_exit(std::chrono::milliseconds at_most) const {
     }
 }
 
+bool SandboxProcess::running() const {
+    return !exit_ && !wait_for_exit(std::chrono::milliseconds(0));
+}
+
 ConfinedExit SandboxProcess::finish() {
     if (exit_) return *exit_;
     if (channel_->has_socket()) {

@@ -55,6 +55,9 @@ class SandboxProcess {
     // Kills it now.
     ConfinedExit kill();
 
+    // Whether its process is still there (not ended, not a zombie).
+    bool running() const;
+
     pid_t pid() const { return pid_; }
     pid_t body_pid() const { return body_pid_; }
     const sandbox::LayerReport& layers() const { return layers_; }

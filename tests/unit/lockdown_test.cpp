@@ -152,7 +152,10 @@ TEST_F(Lockdown, SeesNoOtherFolderUnderThePrivateRoot) {
     fs::create_directories(support);
     write_file_atomic(other / "reference.py", "original");
     write_file_atomic(support / "header.h", "support");
-    if (::geteuid() == 0) (void)!::chown(other.c_str(), 65534, 65534);
+    if (::geteuid() == 0) {
+        (void)!::chown(other.c_str(), 65534, 65534);
+        (void)!::chown(support.c_str(), 65534, 65534);
+    }
     fs::permissions(root_ / "shared",
                     fs::perms::owner_all | fs::perms::others_read | fs::perms::others_exec);
     LockdownSpec s = spec();
@@ -174,6 +177,9 @@ TEST_F(Lockdown, SeesNoOtherFolderUnderThePrivateRoot) {
         shared >> text;
         say("support " + text);
         say(std::ofstream(own) << "x" ? "own writable" : "own not writable");
+        // Given to read only, even where its modes would let it write.
+        std::ofstream planted(header + ".new");
+        say(planted ? "support writable" : "support read-only");
         // Listing the root may be refused (the dedicated user cannot read it): nothing seen.
         std::error_code refused;
         std::string names;
@@ -189,6 +195,8 @@ TEST_F(Lockdown, SeesNoOtherFolderUnderThePrivateRoot) {
     EXPECT_NE(r.out.find("other not writable"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("support support"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("own writable"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("support read-only"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(support / "header.h.new"));
     EXPECT_EQ(r.out.find("other\n"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("root holds"), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find(" other"), std::string::npos) << r.out;
