@@ -68,14 +68,10 @@ Evaluator::~Evaluator() {
 
 void Evaluator::drop_spare() {
     if (!spare_) return;
-    std::unique_ptr<Staged> spare = std::move(spare_);
-    try {
-        spare->sandbox->kill();
-    } catch (const std::exception&) {
-    }
-    spare->sandbox.reset();
+    fs::path scratch = spare_->scratch;
+    spare_.reset();  // its sandbox's destructor kills it
     std::error_code ignored;
-    fs::remove_all(spare->scratch, ignored);
+    fs::remove_all(scratch, ignored);
 }
 
 void Evaluator::note(const std::string& line) {
@@ -373,13 +369,13 @@ std::string Evaluator::staged_key(const CandidateSpec& candidate) {
 
 std::unique_ptr<Evaluator::Staged> Evaluator::stage(const CandidateSpec& candidate) {
     auto staged = std::make_unique<Staged>();
-    staged->key = staged_key(candidate);
+    const std::string build_key = builds_.key(candidate);
+    staged->key = build_key + "/" + candidate.path.filename().string();
     staged->scratch = options_.scratch_dir / ("sandbox-" + std::to_string(++sandbox_count_));
     fs::create_directories(staged->scratch);
     staged->file = staged->scratch / candidate.path.filename();
     write_file_atomic(staged->file, candidate.code);
-    std::map<std::string, std::string> env =
-        builds_.prepare_sandbox(builds_.key(candidate), staged->scratch);
+    std::map<std::string, std::string> env = builds_.prepare_sandbox(build_key, staged->scratch);
     // The candidate's modules as kbench placed them, read before they are the dedicated
     // user's and before its process starts.
     std::error_code missing;
