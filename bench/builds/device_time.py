@@ -49,6 +49,10 @@ def main(path):
             # With rounds both sandboxes end beside the judge's count of the problem's work.
             totals["end of both sandboxes, beside the floor's count"] += float(
                 SECONDS.search(text).group(1))
+            part = re.search(r"\(the candidate's ([\d.]+) s\).*\(([\d.]+) s\)$", text)
+            if part:
+                totals["  of which the candidate's end"] += float(part.group(1))
+                totals["  of which the judge's count of the work"] += float(part.group(2))
         elif text.startswith("  correctness:") or text.startswith("  timed:"):
             phase = "correctness" if "correctness" in text else "timing"
             inner = text[text.find("(", text.find("checked") if phase == "timing" else 0) + 1:-1]

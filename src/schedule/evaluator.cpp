@@ -444,7 +444,10 @@ void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& cand
     context.gpu_entry = gpu_entry_;
     for (const auto& flag : integrity::health_flags(v.problem_health))
         context.constant_output = context.constant_output || flag == "constant_output";
-    context.candidate_ended = [&, this] { stage_upcoming(upcoming); };
+    // Never beside a process of this candidate's (a failure's end can reach here early).
+    context.candidate_ended = [&, this] {
+        if (!sandbox.running()) stage_upcoming(upcoming);
+    };
 
     // Rounds (kbench's protocol): the baseline's requests go to a sandbox of the reference's own,
     // started once the candidate is to be timed, under the same confinement as the candidate's,

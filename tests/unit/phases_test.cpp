@@ -94,8 +94,12 @@ class FakeSandbox : public SandboxHandle {
     std::vector<std::string> process_names;
     mutable int thread_calls = 0;
 
+    const int* judge_detached = nullptr;  // the judge's count of detach requests
+    int detached_at_finish = -1;          // that count when finish was called
+
     ConfinedExit finish() override {
         finished = true;
+        if (judge_detached) detached_at_finish = *judge_detached;
         return end;
     }
     ConfinedExit kill() override {
@@ -118,6 +122,8 @@ class Pipeline : public ::testing::Test {
         c.gpu_entry = gpu_entry;
         c.rules = integrity::RulePolicy::of(config);
         c.end_reference = end_reference;
+        c.candidate_ended = [this] { ++candidate_ended; };
+        sandbox.judge_detached = &judge.detached;
         run_pipeline(c, -1, 1234, "/tmp/candidate.py");
         return v;
     }
@@ -142,6 +148,7 @@ class Pipeline : public ::testing::Test {
     integrity::KernelOrigins origins{{}, {"relu_kernel"}, {"add_kernel"}};
     json gpu_entry = nullptr;
     std::function<void()> end_reference;
+    int candidate_ended = 0;
 };
 
 json fault(FaultKind kind, const std::string& message, const std::string& rule = "") {
@@ -238,8 +245,59 @@ TEST_F(Pipeline, EachCandidateFaultBecomesItsStatus) {
         run_pipeline(c, -1, 1, "c.py");
         EXPECT_EQ(v.status, k.status) << to_string(k.kind);
         EXPECT_FALSE(v.reason.empty());
-        EXPECT_EQ(j.detached, 1) << "the judge lets go of the sandbox";
+        EXPECT_GE(j.detached, 1) << "the judge lets go of the sandbox";
         EXPECT_FALSE(v.timing.has_value());
+    }
+}
+
+// A failed candidate's process holds its socket on the judge's side: unless the judge lets go
+// of it (which tells it to exit) before kbench waits for its end, that wait runs out its grace
+// (2 s an incorrect candidate on the H200). Once it has ended, the next candidate may start.
+TEST_F(Pipeline, AFailedCandidateIsLetGoByTheJudgeBeforeItsEndIsAwaited) {
+    struct Case {
+        std::string what;
+        std::function<void(FakeJudge&)> set;
+        Status status;
+    };
+    protocol::CandidateTimed wrong;
+    wrong.failure = "timed call 3 output 0: off";
+    std::vector<Case> cases = {
+        {"failed trials",
+         [](FakeJudge& j) {
+             j.correctness_reply =
+                 protocol::reply_json(protocol::CorrectnessChecked{5, 0, 2.0, 1.0, "off"});
+         },
+         Status::incorrect},
+        {"a raise in correctness",
+         [](FakeJudge& j) {
+             j.correctness_reply = fault(FaultKind::candidate_raised, "RuntimeError: launch");
+         },
+         Status::runtime_error},
+        {"a raise at load",
+         [](FakeJudge& j) { j.load_reply = fault(FaultKind::candidate_load, "ImportError"); },
+         Status::load_error},
+        {"a wrong timed call", [&](FakeJudge& j) { j.timing_reply = protocol::reply_json(wrong); },
+         Status::incorrect},
+        {"a runtime rule",
+         [](FakeJudge& j) {
+             protocol::CorrectnessChecked c{5, 5, 0, 0, ""};
+             c.kernels =
+                 kernels({{"_ZN2at6native29vectorized_elementwise_kernelILi4EEEvi", "call", 9000}});
+             j.correctness_reply = protocol::reply_json(c);
+         },
+         Status::rejected},
+    };
+    for (const Case& k : cases) {
+        judge = FakeJudge{};
+        sandbox = FakeSandbox{};
+        candidate_ended = 0;
+        k.set(judge);
+        Verdict v = run();
+        EXPECT_EQ(v.status, k.status) << k.what << ": " << v.reason;
+        EXPECT_TRUE(sandbox.finished) << k.what;
+        EXPECT_GE(sandbox.detached_at_finish, 1)
+            << k.what << ": the judge let go of the sandbox before its end was awaited";
+        EXPECT_EQ(candidate_ended, 1) << k.what << ": the next candidate may start";
     }
 }
 
