@@ -84,6 +84,12 @@ void add_run_options(CLI::App* cmd, RunOptions& o) {
                     "same code that rounds cannot average out, added to the speedup's interval")
         ->check(CLI::Range(0.0, 0.5))
         ->capture_default_str();
+    cmd->add_option("--stop-below", o.timing.stop_below,
+                    "With rounds: stop sampling once the speedup's whole interval lies below "
+                    "this (after the rounds at least; its interval as wide as they leave it); 0: "
+                    "never")
+        ->check(CLI::Range(0.0, 1.0))
+        ->capture_default_str();
     cmd->add_option("--target-ci", o.timing.target_rel_halfwidth,
                     "Stop when the 95% interval's relative half-width is under this fraction (the "
                     "median's; the speedup's over rounds with --rounds)")

@@ -81,7 +81,8 @@ json TimingConfig::to_json() const {
                 {"kb_discard_first", kb_discard_first},
                 {"kb_flush_bytes", kb_flush_bytes},
                 {"alternate", alternate},
-                {"rounds_systematic", rounds_systematic}};
+                {"rounds_systematic", rounds_systematic},
+                {"stop_below", stop_below}};
 }
 
 TimingConfig TimingConfig::from_json(const json& j) {
@@ -91,6 +92,8 @@ TimingConfig TimingConfig::from_json(const json& j) {
     // Settings stored before rounds existed timed the baseline apart.
     c.alternate = j.value("alternate", false);
     c.rounds_systematic = j.value("rounds_systematic", 0.0);
+    // Settings stored before it sampled slow candidates to the interval's target or a cap.
+    c.stop_below = j.value("stop_below", 0.0);
     c.min_samples = f.small("min_samples");
     c.max_samples = f.small("max_samples");
     c.max_seconds = f.real("max_seconds");

@@ -68,6 +68,11 @@ struct TimingConfig {
     // no number of rounds averages out (one standard deviation, relative; measured with
     // identity candidates, README "Timing"); the speedup's interval includes it.
     double rounds_systematic = 0.003;
+    // With rounds: sampling also stops, after the rounds at least, once the speedup's whole
+    // interval lies below this (0: never). A candidate that slow pays its own calls in every
+    // round (on the H200 a 150 ms candidate of a 3 ms problem ran to the 5 s cap); more rounds
+    // would narrow an interval that no fast_p at this speedup or above can change.
+    double stop_below = 0.25;
     // Whether the baseline is timed in rounds: asked for, and kbench's protocol.
     bool rounds() const { return alternate && protocol != Mode::kernelbench; }
     // kernelbench: the reference harness's fixed protocol.

@@ -77,6 +77,7 @@ TEST(CheckConfig, EveryFieldIsInTheStoreKeyButTheDevicesOrdinal) {
         {"limits.call_factor", [](CheckConfig& c) { c.limits.call_factor = 7; }},
         {"timing.alternate", [](CheckConfig& c) { c.timing.alternate = false; }},
         {"timing.rounds_systematic", [](CheckConfig& c) { c.timing.rounds_systematic = 0.01; }},
+        {"timing.stop_below", [](CheckConfig& c) { c.timing.stop_below = 0.5; }},
         {"limits.call_floor_s", [](CheckConfig& c) { c.limits.call_floor_s = 2; }},
         {"limits.first_call_s", [](CheckConfig& c) { c.limits.first_call_s = 9; }},
         {"timing.protocol", [](CheckConfig& c) { c.timing.protocol = Mode::kernelbench; }},

@@ -296,6 +296,33 @@ TEST(TrustedClock, RoundsGoOnUntilTheRatioIsNarrowOrACapIsReached) {
     EXPECT_GE(int(r.measurement.samples_us.size()), 60);
 }
 
+// A candidate far slower than the baseline pays its own calls in every round: once the whole
+// interval lies below stop_below, more rounds change nothing a fast_p at that speed could use.
+TEST(TrustedClock, RoundsStopOnceTheWholeIntervalIsBelowStopBelow) {
+    Drift still;
+    TimingConfig config = quick();
+    config.target_rel_halfwidth = -1;  // never narrow enough
+    config.max_samples = 60;
+    config.stop_below = 0.25;
+    auto rounds_for = [&](double candidate_us, double stop_below) {
+        DriftingSandbox candidate(candidate_us, still);
+        DriftingSandbox reference(100, still);
+        RemoteBaseline baseline{reference, kOverhead, 64};
+        config.stop_below = stop_below;
+        return measure_remote(candidate, config, kOverhead, 64, 1000, &baseline);
+    };
+    RemoteMeasurement slow = rounds_for(1000, 0.25);  // speedup 0.1
+    EXPECT_TRUE(slow.measurement.converged);
+    EXPECT_EQ(int(slow.round_ratios.size()), kMinRounds) << "stopped at the rounds' minimum";
+    EXPECT_LT(slow.measurement.samples_us.size(), 60u);
+    RemoteMeasurement always = rounds_for(1000, 0);  // 0: never
+    EXPECT_FALSE(always.measurement.converged);
+    EXPECT_GE(int(always.measurement.samples_us.size()), 60);
+    RemoteMeasurement half = rounds_for(200, 0.25);  // speedup 0.5: sampled to the cap
+    EXPECT_FALSE(half.measurement.converged);
+    EXPECT_GE(int(half.measurement.samples_us.size()), 60);
+}
+
 TEST(TrustedClock, ForgedTimesAreRefutedInRoundsToo) {
     Drift still;
     FakeSandbox forger(500, kOverhead, 0.01);

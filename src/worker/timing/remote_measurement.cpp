@@ -79,6 +79,13 @@ double relative_halfwidth(const std::vector<double>& ratios) {
     return std::max(e.ci_hi / e.speedup - 1, 1 - e.ci_lo / e.speedup);
 }
 
+// Whether the speedup's whole interval over these rounds (the verdict's) lies below the config's
+// stop_below (never for 0).
+bool wholly_below(const std::vector<double>& ratios, const TimingConfig& config) {
+    if (config.stop_below <= 0 || ratios.size() < 2) return false;
+    return score::speedup_over_rounds(ratios, config.rounds_systematic).ci_hi < config.stop_below;
+}
+
 // One side's warm-up (kbench's protocol): requests of one call until three agree within the
 // tolerance; then the batch that makes a request span about target_us.
 struct Warm {
@@ -138,7 +145,9 @@ void sample_in_rounds(Requests& requests, std::size_t& next, Requests& base_requ
         if (b > 0 && c > 0) out.round_ratios.push_back(b / c);
         bool enough = int(out.round_ratios.size()) >= kMinRounds &&
                       int(m.samples_us.size()) >= config.min_samples;
-        m.converged = enough && relative_halfwidth(out.round_ratios) <= config.target_rel_halfwidth;
+        m.converged =
+            enough && (relative_halfwidth(out.round_ratios) <= config.target_rel_halfwidth ||
+                       wholly_below(out.round_ratios, config));
         if (m.converged) return;
         double spent = seconds_since(start);
         if (enough &&
