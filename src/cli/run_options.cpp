@@ -48,8 +48,8 @@ void add_run_options(CLI::App* cmd, RunOptions& o) {
         ->check(CLI::ExistingFile);
     cmd->add_option("--cache-dir", o.cache_dir, "Build cache (default: ~/.cache/kbench/builds)");
     cmd->add_option("--builders", o.builders,
-                    "Concurrent builds (default: one a core; on GPUs, half of them until the "
-                    "first build is done)");
+                    "Concurrent builds (default: one a core; on GPUs one for every two cores, "
+                    "each compiling its host and device code side by side)");
     cmd->add_flag("--no-build-support", o.no_build_support,
                   "Build extensions exactly as written, without kbench's precompiled "
                   "torch/extension.h and lighter header for CUDA files");

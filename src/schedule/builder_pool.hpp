@@ -26,6 +26,11 @@ struct CandidateSpec {
     std::optional<int> sample_id;
 };
 
+// Concurrent builds by default for a device kind ("cpu", "cuda") on a machine of this many
+// cores: one a core on CPUs; on GPUs one for every two, each build compiling its host and device
+// code side by side.
+int default_builders(const std::string& device_kind, unsigned cores);
+
 struct BuilderOptions {
     WorkerEnvironment env;  // the Python and worker module; builders never see a GPU
     SandboxPolicy policy;   // builders run candidate code (at import): confined like sandboxes
@@ -34,7 +39,7 @@ struct BuilderOptions {
     fs::path scratch_dir;   // builders' private folders
     Precision precision = Precision::fp32;
     double limit_s = 600;
-    int builders = 0;  // concurrent builds; 0: one a core
+    int builders = 0;  // concurrent builds; 0: default_builders
     // Builds of extensions use kbench's build support (schedule/build_support.hpp).
     bool build_support = true;
     std::function<void(const std::string&)> log;
