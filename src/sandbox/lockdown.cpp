@@ -49,7 +49,8 @@ json LockdownSpec::to_json() const {
                 {"cgroup_missing", cgroup_missing},
                 {"disabled", disabled},
                 {"disabled_reason", disabled_reason},
-                {"identity_missing", identity_missing}};
+                {"identity_missing", identity_missing},
+                {"ipc_namespace_off", ipc_namespace_off}};
 }
 
 LockdownSpec LockdownSpec::from_json(const json& j) {
@@ -66,6 +67,7 @@ LockdownSpec LockdownSpec::from_json(const json& j) {
     s.disabled = f.texts("disabled");
     s.disabled_reason = f.text("disabled_reason");
     s.identity_missing = f.text("identity_missing");
+    s.ipc_namespace_off = f.text("ipc_namespace_off");
     return s;
 }
 
@@ -158,6 +160,7 @@ int enter_user_namespace() {
 }
 
 constexpr int kDisabled = -1;
+constexpr int kNotMade = -2;  // the spec says why (ipc_namespace_off)
 
 // Sent by kbench (from outside the namespace) to a sandbox's init: stop every other process of
 // the namespace, or continue them (pin_process_tree).
@@ -616,7 +619,7 @@ ConfinedProcess spawn_confined(const LockdownSpec& spec, const std::vector<int>&
         ::setpgid(0, 0);
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
         bool want_ns = spec.allows("pid_namespace") || spec.allows("network_namespace") ||
-                       spec.allows("mount_namespace");
+                       spec.allows("mount_namespace") || spec.allows("ipc_namespace");
         int user_error = kDisabled;
         if (!root && want_ns)
             user_error = spec.allows("identity") ? enter_user_namespace() : kDisabled;
@@ -627,9 +630,15 @@ ConfinedProcess spawn_confined(const LockdownSpec& spec, const std::vector<int>&
         int net_error = !spec.allows("network_namespace") ? kDisabled
                         : privileged                      ? try_call(::unshare(CLONE_NEWNET))
                                                           : EPERM;
+        // The relay's own: its children, the init and the body, are in it from their fork.
+        int ipc_error = !spec.allows("ipc_namespace")     ? kDisabled
+                        : !spec.ipc_namespace_off.empty() ? kNotMade
+                        : privileged                      ? try_call(::unshare(CLONE_NEWIPC))
+                                                          : EPERM;
         if (!root && user_error != 0 && user_error != kDisabled) {
             pid_error = pid_error == kDisabled ? kDisabled : user_error;
             net_error = net_error == kDisabled ? kDisabled : user_error;
+            ipc_error = ipc_error == kDisabled || ipc_error == kNotMade ? ipc_error : user_error;
         }
         pid_t init = ::fork();
         if (init == 0)
@@ -638,7 +647,7 @@ ConfinedProcess spawn_confined(const LockdownSpec& spec, const std::vector<int>&
         std::size_t at = 0;
         put_text(line, at, sizeof line - 1, "A ");
         put_number(line, at, sizeof line - 1, init);
-        for (int e : {user_error, pid_error, net_error}) {
+        for (int e : {user_error, pid_error, net_error, ipc_error}) {
             put_text(line, at, sizeof line - 1, " ");
             put_number(line, at, sizeof line - 1, e);
         }
@@ -668,7 +677,7 @@ ConfinedProcess spawn_confined(const LockdownSpec& spec, const std::vector<int>&
         throw std::runtime_error(why);
     };
     // The relay, the init and the body each report once, in whatever order they get to it.
-    long long init_pid = 0, user_error = 0, pid_error = 0, net_error = 0;
+    long long init_pid = 0, user_error = 0, pid_error = 0, net_error = 0, ipc_error = 0;
     long long mount_error = 0, body_ns_pid = 0;
     bool have_relay = false, have_init = false, have_body = false;
     while (!(have_relay && have_init && have_body)) {
@@ -679,8 +688,8 @@ ConfinedProcess spawn_confined(const LockdownSpec& spec, const std::vector<int>&
                   : !have_init ? "init"
                                : "lockdown"));
         if (line.rfind("A ", 0) == 0) {
-            have_relay = std::sscanf(line.c_str(), "A %lld %lld %lld %lld", &init_pid, &user_error,
-                                     &pid_error, &net_error) == 4;
+            have_relay = std::sscanf(line.c_str(), "A %lld %lld %lld %lld %lld", &init_pid,
+                                     &user_error, &pid_error, &net_error, &ipc_error) == 5;
         } else if (line.rfind("B ", 0) == 0) {
             have_init = std::sscanf(line.c_str(), "B %lld %lld", &mount_error, &body_ns_pid) == 2;
         } else if (line.rfind("S ", 0) == 0) {
@@ -702,13 +711,16 @@ ConfinedProcess spawn_confined(const LockdownSpec& spec, const std::vector<int>&
         p.layers.add("identity", user_error == 0,
                      "no user namespace: " + namespace_reason(int(user_error), false));
     auto ns_layer = [&](const char* layer, long long error) {
-        if (error == kDisabled)
+        if (error == kNotMade)
+            p.layers.add(layer, false, spec.ipc_namespace_off);
+        else if (error == kDisabled)
             p.layers.add(layer, false, "forced off: " + spec.disabled_reason);
         else
             p.layers.add(layer, error == 0, namespace_reason(int(error), root));
     };
     ns_layer("pid_namespace", pid_error);
     ns_layer("network_namespace", net_error);
+    ns_layer("ipc_namespace", ipc_error);
     ns_layer("mount_namespace", mount_error);
     // The body's pid as this process sees it: the init's child.
     pid_t init = pid_t(init_pid);

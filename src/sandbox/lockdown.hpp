@@ -19,6 +19,9 @@ namespace kbench::sandbox {
 //                      and everything it starts dies with it
 //   mount_namespace    a /proc of its own namespace and a private /dev/shm
 //   network_namespace  no network but an unconfigured loopback
+//   ipc_namespace      System V shared memory, semaphores and message queues of its own, gone
+//                      with it (without one, a segment it made outlived it, holding memory no
+//                      cgroup counts, and the next candidate could read it)
 //   landlock           writes only under its scratch folder (and to device files); with newer
 //                      kernels no TCP and no signals to processes outside it
 //   seccomp            no ptrace, no reading or writing other processes' memory, no new
@@ -27,7 +30,7 @@ namespace kbench::sandbox {
 //   memory_limit       a memory cgroup of its own
 inline const std::vector<std::string>& lockdown_layers() {
     static const std::vector<std::string> layers = {
-        "identity", "pid_namespace", "mount_namespace", "network_namespace",
+        "identity", "pid_namespace", "mount_namespace", "network_namespace", "ipc_namespace",
         "landlock", "seccomp",       "capabilities",    "memory_limit"};
     return layers;
 }
@@ -42,6 +45,8 @@ struct LockdownSpec {
     std::vector<std::string> disabled;  // layers forced off, with the reason below
     std::string disabled_reason;
     std::string identity_missing;  // why no dedicated user, when kbench runs as root
+    // Why no IPC namespace is made, where the machine would allow one (empty: it is made).
+    std::string ipc_namespace_off;
     // kbench's scratch folder, where every sandbox and builder has a folder of its own: in the
     // process's mount namespace an empty tmpfs covers it and only `writable` and `visible`
     // under it are bound back, so that it never sees another's folder (with Landlock off, as

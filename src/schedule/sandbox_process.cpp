@@ -28,8 +28,17 @@ std::vector<std::string> names(const std::vector<std::pair<pid_t, std::string>>&
 SandboxProcess::SandboxProcess(WorkerProcess& zygote, const Options& options) : zygote_(zygote) {
     auto [ours, theirs] = sandbox::make_socket_pair();
     auto [output_read, output_write] = sandbox::make_pipe();
+    sandbox::LockdownSpec lockdown = options.lockdown;
+    // The judge maps a GPU sandbox's buffers through CUDA IPC, not yet checked to work across an
+    // IPC namespace; builders and CPU sandboxes share memory with kbench only through descriptors
+    // they are handed.
+    if (options.role == "sandbox" && options.device_kind != "cpu" &&
+        lockdown.ipc_namespace_off.empty())
+        lockdown.ipc_namespace_off =
+            "not made for GPU sandboxes yet: CUDA IPC between the judge and the sandbox is not "
+            "yet checked across one";
     protocol::ForkRequest request{options.role, options.device_kind, options.cwd.string(),
-                                  options.env, options.lockdown};
+                                  options.env, lockdown};
     protocol::Reply<protocol::Forked> reply;
     try {
         reply = zygote_.call<protocol::Forked>(request, 60, {theirs, output_write});

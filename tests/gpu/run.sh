@@ -7,7 +7,7 @@
 # to $OUT (default bench/out) as results.tar.gz (the device tool brings back few files) and
 # summary.txt.
 #
-#   tests/gpu/run.sh [STEP ...]   steps: build unit fixtures relu19 suite interrupt refine audit bandwidth
+#   tests/gpu/run.sh [STEP ...]   steps: build unit fixtures relu19 suite interrupt refine audit ipc bandwidth
 #                                 health agreement (default: all, in order)
 #
 # KBENCH_BUILD_TARGETS (default: all) limits the build to the named CMake targets.
@@ -31,7 +31,7 @@ rm -rf "$OUT" && mkdir -p "$OUT" "$DEST"
 # Everything measured travels in one archive, also when a step fails.
 trap 'tar czf "$DEST/results.tar.gz" -C "$OUT" . ; grep -hE "wall_s|PASSED|FAILED|status|layer" "$OUT"/*.txt "$OUT"/*.log > "$DEST/summary.txt" 2>/dev/null' EXIT
 JSONL=${KBENCH_JSONL:-$ROOT/local/kernelbench.jsonl}
-STEPS=${*:-build unit fixtures relu19 suite interrupt refine audit bandwidth health agreement}
+STEPS=${*:-build unit fixtures relu19 suite interrupt refine audit ipc bandwidth health agreement}
 want() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 PYTHON=${KBENCH_PYTHON:-$(command -v python3)}
 export KBENCH_CACHE=${KBENCH_CACHE:-$BUILD/cache}
@@ -263,6 +263,11 @@ if [ -f "$FULL" ]; then
 else
   echo "no $FULL: skipping the audit"
 fi
+fi
+
+if want ipc; then
+step "ipc: CUDA IPC from a process in an IPC namespace of its own"
+"$PYTHON" "$ROOT/tests/gpu/cuda_ipc_namespace.py" 2>&1 | tee "$OUT/ipc.txt"
 fi
 
 if want bandwidth; then
