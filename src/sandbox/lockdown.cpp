@@ -473,6 +473,13 @@ int hide_other_folders(const LockdownSpec& spec) {
         if (mount_error == 0)
             mount_error = try_call(
                 ::mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=1777"));
+        // POSIX message queues through the host's mqueue mount belong to the host's IPC
+        // namespace, whatever the process's own: an empty, read-only folder over it.
+        struct stat mqueue {};
+        if (mount_error == 0 && ::stat("/dev/mqueue", &mqueue) == 0 && S_ISDIR(mqueue.st_mode))
+            mount_error = try_call(::mount("tmpfs", "/dev/mqueue", "tmpfs",
+                                           MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                                           "size=4k,mode=0555"));
         if (mount_error == 0) mount_error = hide_other_folders(spec);
     }
     pid_t body_pid = ::fork();

@@ -34,6 +34,12 @@ void say_once(const std::string& line, const std::function<void(const std::strin
     if (said.insert(line).second && log) log(line);
 }
 
+// A failure that may have reached past the sandbox's own device context: the judge checks the
+// device before anything else starts on it.
+bool needs_health_check(Status status) {
+    return status == Status::runtime_error || status == Status::crash || status == Status::timeout;
+}
+
 void say_missing_layers_once(const sandbox::LayerReport& layers,
                              const std::function<void(const std::string&)>& log) {
     for (const auto& [layer, why] : layers.missing)
@@ -280,6 +286,7 @@ void Evaluator::check_judge_health() {
     };
     protocol::Health health = ask();
     if (health.healthy) return;
+    drop_spare();  // started on the device now in doubt
     note("the device looks unhealthy after a sandbox failure (" + health.error +
          "); restarting the judge");
     judge_.reset();
@@ -357,8 +364,7 @@ Verdict Evaluator::evaluate_once(const ProblemSpec& problem, const CandidateSpec
         return v;
     }
     run_phases(problem, candidate, v, upcoming);
-    if (v.status == Status::runtime_error || v.status == Status::crash ||
-        v.status == Status::timeout)
+    if (needs_health_check(v.status))
         check_judge_health();  // a device error can reach past the sandbox's own context
     return v;
 }
@@ -444,9 +450,10 @@ void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& cand
     context.gpu_entry = gpu_entry_;
     for (const auto& flag : integrity::health_flags(v.problem_health))
         context.constant_output = context.constant_output || flag == "constant_output";
-    // Never beside a process of this candidate's (a failure's end can reach here early).
+    // Never beside a process of this candidate's (a failure's end can reach here early), nor
+    // before the device's health check that a failure of these statuses is followed by.
     context.candidate_ended = [&, this] {
-        if (!sandbox.running()) stage_upcoming(upcoming);
+        if (!sandbox.running() && !needs_health_check(v.status)) stage_upcoming(upcoming);
     };
 
     // Rounds (kbench's protocol): the baseline's requests go to a sandbox of the reference's own,

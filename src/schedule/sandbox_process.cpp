@@ -29,9 +29,9 @@ SandboxProcess::SandboxProcess(WorkerProcess& zygote, const Options& options) : 
     auto [ours, theirs] = sandbox::make_socket_pair();
     auto [output_read, output_write] = sandbox::make_pipe();
     sandbox::LockdownSpec lockdown = options.lockdown;
-    // The judge maps a GPU sandbox's buffers through CUDA IPC, not yet checked to work across an
-    // IPC namespace; builders and CPU sandboxes share memory with kbench only through descriptors
-    // they are handed.
+    // A GPU sandbox opens the judge's buffers through CUDA IPC, not yet checked to work across
+    // an IPC namespace; builders and CPU sandboxes share memory with kbench only through
+    // descriptors they are handed.
     if (options.role == "sandbox" && options.device_kind != "cpu" &&
         lockdown.ipc_namespace_off.empty())
         lockdown.ipc_namespace_off =
