@@ -370,13 +370,17 @@ Verdict Evaluator::evaluate_once(const ProblemSpec& problem, const CandidateSpec
 }
 
 std::string Evaluator::staged_key(const CandidateSpec& candidate) {
-    return builds_.key(candidate) + "/" + candidate.path.filename().string();
+    return staged_key(builds_.key(candidate), candidate);
+}
+
+std::string Evaluator::staged_key(const std::string& build_key, const CandidateSpec& candidate) {
+    return build_key + "/" + candidate.path.filename().string();
 }
 
 std::unique_ptr<Evaluator::Staged> Evaluator::stage(const CandidateSpec& candidate) {
     auto staged = std::make_unique<Staged>();
     const std::string build_key = builds_.key(candidate);
-    staged->key = build_key + "/" + candidate.path.filename().string();
+    staged->key = staged_key(build_key, candidate);
     staged->scratch = options_.scratch_dir / ("sandbox-" + std::to_string(++sandbox_count_));
     fs::create_directories(staged->scratch);
     staged->file = staged->scratch / candidate.path.filename();

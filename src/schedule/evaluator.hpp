@@ -111,6 +111,7 @@ class Evaluator {
     void prepare(const ProblemSpec& problem);
     std::unique_ptr<Staged> stage(const CandidateSpec& candidate);
     std::string staged_key(const CandidateSpec& candidate);
+    static std::string staged_key(const std::string& build_key, const CandidateSpec& candidate);
     // The upcoming candidate's sandbox, started now where it will need one.
     void stage_upcoming(const Upcoming& upcoming);
     void drop_spare();
