@@ -146,8 +146,9 @@ int run_baselines(const BaselineOptions& o) {
         std::vector<std::vector<Cell>> cells(problems.size(), std::vector<Cell>(modes.size()));
         std::vector<std::pair<std::size_t, std::size_t>> work;
         auto setting_of = [&](std::size_t i, std::size_t m) {
-            return BaselineSetting{problems[i].sha256, o.precision, config.tf32,
-                                   modes[m],           hello,       config.timing.to_json()};
+            return BaselineSetting{
+                problems[i].sha256, o.precision, config.tf32,
+                modes[m],           hello,       baseline_timing(config.timing.to_json())};
         };
         for (std::size_t i = 0; i < problems.size(); ++i)
             for (std::size_t m = 0; m < modes.size(); ++m) {

@@ -14,6 +14,12 @@ std::string BaselineSetting::key() const {
     return sha256_hex(j.dump());
 }
 
+json baseline_timing(const json& timing) {
+    json out = timing;
+    out.erase("stop_below");
+    return out;
+}
+
 fs::path baselines_dir() {
     return cache_root() / "baselines";
 }

@@ -22,9 +22,14 @@ struct BaselineSetting {
     std::string tf32;         // off, on, default
     std::string mode;         // eager or a compile mode
     json hello;               // the judge's: device, torch, cuda, python
-    json timing;              // TimingConfig::to_json()
+    json timing;              // baseline_timing(TimingConfig)
     std::string key() const;  // SHA-256 of all of the above
 };
+
+// The part of a timing configuration a reference's own timing depends on: TimingConfig::to_json()
+// less what only a candidate's rounds use (stop_below), so that such an option, old or new, does
+// not send every kept baseline to be timed again.
+json baseline_timing(const json& timing);
 
 fs::path baselines_dir();  // <cache>/baselines
 

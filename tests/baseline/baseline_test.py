@@ -13,6 +13,7 @@ files, and scored against (kbench score --baseline compile).
   a usage error (exit 2) that says what to run.
 """
 
+import glob
 import json
 import os
 import shutil
@@ -75,6 +76,15 @@ def main():
     check(time.monotonic() - start < 60, "keeping took as long as timing")
     forced = run(base + ["--problems", "2", "--force"], env)
     check("1 timed now, 0 kept" in forced.stdout, forced.stdout)
+
+    # A kept entry's setting holds what the reference's own timing depends on, not what only a
+    # candidate's rounds use (--stop-below): adding such an option to kbench, or changing its
+    # default, must not send every kept baseline to be timed again.
+    kept = [json.load(open(f)) for f in glob.glob(os.path.join(work, "cache", "baselines", "*.json"))]
+    check(len(kept) == 3, len(kept))
+    for e in kept:
+        check("stop_below" not in e["setting"]["timing"], e["setting"]["timing"])
+        check("max_seconds" in e["setting"]["timing"], e["setting"]["timing"])
 
     # Scored against: the suite's CPU candidates for problems 1-2.
     runs = os.path.join(work, "runs")
