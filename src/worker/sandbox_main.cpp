@@ -250,13 +250,37 @@ class Harness {
         return py::tuple(items);
     }
 
-    // Describes each output and copies those that fit into the judge's buffers.
-    protocol::CallResult report_and_copy(const py::object& result,
-                                         const std::vector<at::Tensor>& inputs,
-                                         const std::vector<at::Tensor>& targets) {
+    struct Outputs {
+        FlatOutput flat;
+        std::vector<bool> copied;  // an item's: copied into the judge's buffer for it
+    };
+
+    // The result's items, each tensor that fits copied into the judge's buffer for it.
+    static Outputs take_outputs(const py::object& result, const std::vector<at::Tensor>& targets) {
         NoPythonDispatch guard;
+        Outputs out{flatten_output(result), {}};
+        const FlatOutput& flat = out.flat;
+        std::vector<bool>& copied = out.copied;
+        copied.assign(flat.items.size(), false);
+        for (std::size_t i = 0; i < flat.items.size() && i < targets.size(); ++i) {
+            if (!is_tensor(flat.items[i])) continue;
+            const at::Tensor& t = THPVariable_Unpack(flat.items[i].ptr());
+            if (targets[i].sizes() != t.sizes() || targets[i].scalar_type() != t.scalar_type() ||
+                targets[i].device() != t.device())
+                continue;
+            at::Tensor target = targets[i];
+            undispatched_copy(target, t);
+            copied[i] = true;
+        }
+        return out;
+    }
+
+    // Describes each output, the copies made.
+    static protocol::CallResult report(const Outputs& taken, const std::vector<at::Tensor>& inputs,
+                                       const std::vector<at::Tensor>& targets) {
+        NoPythonDispatch guard;
+        const FlatOutput& flat = taken.flat;
         protocol::CallResult r;
-        FlatOutput flat = flatten_output(result);
         r.kind = flat.kind;
         r.plain = flat.plain;
         for (std::size_t i = 0; i < flat.items.size(); ++i) {
@@ -273,14 +297,11 @@ class Harness {
                 for (std::size_t j = 0; j < inputs.size(); ++j)
                     if (overlaps(range_of(t), range_of(inputs[j])))
                         o.aliases_input = std::int64_t(j);
-                if (i < targets.size() && targets[i].sizes() == t.sizes() &&
-                    targets[i].scalar_type() == t.scalar_type() &&
-                    targets[i].device() == t.device()) {
-                    at::Tensor target = targets[i];
-                    undispatched_copy(target, t);
+                if (taken.copied[i]) {
                     o.copied = true;
                     // What the judge must read back: a change after this is work done after
                     // the call returned.
+                    const at::Tensor& target = targets[i];
                     if (target.device().is_cpu() && target.is_contiguous())
                         o.digest = digest(target);
                 }
@@ -318,6 +339,13 @@ class Harness {
             auto host0 = HostClock::now();
             timer_->start();
             result = b.null_model ? null_result(targets) : model_(*args);
+            // On a CPU the copy of the outputs into the judge's buffers is part of the call: its
+            // reads are the first of the outputs' memory, where work the candidate hid behind
+            // them (memory it protected and fills from its own fault handler, values made on
+            // first touch) runs. Both sides of rounds and the null calls copy alike. On a GPU
+            // the outputs are device memory, and the call is the stream's events around it.
+            std::optional<Outputs> taken;
+            if (!d.is_cuda()) taken = take_outputs(result, targets);
             timer_->stop();
             d.synchronize();
             auto host1 = HostClock::now();
@@ -329,7 +357,8 @@ class Harness {
             collector.pause();
             double host_us = std::chrono::duration<double, std::micro>(host1 - host0).count();
             double event_us = timer_->has_stream_clock() ? timer_->stream_elapsed_us() : host_us;
-            protocol::CallResult r = report_and_copy(result, inputs, targets);
+            if (!taken) taken = take_outputs(result, targets);
+            protocol::CallResult r = report(*taken, inputs, targets);
             d.synchronize();
             kernel_activity::mark(kernel_activity::Window::kbench, ended + 1,
                                   kernel_activity::now());
