@@ -274,8 +274,7 @@ class Judge {
                 if (sinks.size() <= k) sinks.resize(k + 1);
                 if (!sinks[k].defined() || sinks[k].sizes() != t.sizes() ||
                     sinks[k].scalar_type() != t.scalar_type())
-                    sinks[k] = at::empty(t.sizes(),
-                                         t.options().memory_format(at::MemoryFormat::Contiguous));
+                    sinks[k] = at::empty_like(t, at::MemoryFormat::Contiguous);
                 sinks[k].copy_(t);
             }
         };
