@@ -188,12 +188,15 @@ void Exchange::ensure_outputs(Position& pos, const std::vector<OutputShape>& sha
     pos.output_ids.clear();
     pos.output_buffers.clear();
     pos.output_views.clear();
-    pos.digests.clear();
+    pos.taken.clear();
+    pos.unchecked = false;
     for (const OutputShape& shape : shapes) {
         auto strides = row_major_strides(shape.sizes);
         auto buffer =
             SharedBuffer::allocate(storage_bytes(shape.sizes, strides, shape.dtype), device_);
         pos.output_views.push_back(buffer->view(shape.sizes, strides, shape.dtype));
+        pos.taken.push_back(at::empty(
+            shape.sizes, at::TensorOptions().dtype(shape.dtype).device(device_.torch_device())));
         pos.output_ids.push_back(add_slot(buffer, batch, fds));
         pos.output_buffers.push_back(buffer);
     }
@@ -296,15 +299,16 @@ void Exchange::check_precision(const json& reported) {
 void Exchange::check_outputs_unchanged() {
     for (std::size_t p = 0; p < positions_.size(); ++p) {
         Position& pos = positions_[p];
-        for (std::size_t i = 0; i < pos.digests.size(); ++i) {
-            if (digest(pos.output_views[i]) == pos.digests[i]) continue;
+        if (!pos.unchecked) continue;
+        pos.unchecked = false;
+        for (std::size_t i = 0; i < pos.taken.size(); ++i) {
+            if (same_bytes(pos.output_views[i], pos.taken[i])) continue;
             throw FaultError(FaultKind::integrity,
                              "output " + std::to_string(i) +
                                  " changed after the sandbox had replied: the candidate's work "
                                  "went on after its call returned",
                              "output_written_after_reply", where_);
         }
-        pos.digests.clear();
     }
 }
 
@@ -370,12 +374,21 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
     outcome.done = decode<protocol::CallsDone>(receive());
     call_deadline_ = Clock::time_point::max();
     if (!null_model) model_called_ = true;
-    // The outputs are the judge's once it has read them: only then does the clock stop.
+    // The outputs are the judge's once it has copied them into memory the sandbox cannot
+    // reach: only then does the clock stop. Checks and comparisons read those copies, so what
+    // the sandbox writes into the shared buffers later changes nothing but the next request's
+    // check.
     for (std::size_t i = 0; i < calls.size(); ++i) {
         Position& pos = positions_[i];
-        pos.digests.clear();
-        for (const at::Tensor& out : pos.output_views) pos.digests.push_back(digest(out));
+        for (std::size_t k = 0; k < pos.taken.size(); ++k) {
+            if (device_.is_cuda())
+                exact_copy(pos.taken[k], pos.output_views[k]);
+            else
+                plain_copy(pos.taken[k], pos.output_views[k]);
+        }
+        pos.unchecked = true;
     }
+    device_.synchronize();
     auto t1 = Clock::now();
     std::uint64_t waited1 = run_delay_.now_ns();
     outcome.judge_waited_us = waited1 > waited0 ? double(waited1 - waited0) / 1000.0 : 0.0;
@@ -398,9 +411,9 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
     if (!device_.is_cuda())
         for (std::size_t i = 0; i < calls.size(); ++i) {
             const auto& reported = outcome.done.results[i].outputs;
-            const auto& digests = positions_[i].digests;
-            for (std::size_t k = 0; k < std::min(reported.size(), digests.size()); ++k)
-                if (reported[k].copied && reported[k].digest != digests[k])
+            const auto& taken = positions_[i].taken;
+            for (std::size_t k = 0; k < std::min(reported.size(), taken.size()); ++k)
+                if (reported[k].copied && reported[k].digest != digest(taken[k]))
                     throw FaultError(FaultKind::integrity,
                                      "output " + std::to_string(k) +
                                          " changed between the sandbox's copy and the judge's "
@@ -417,7 +430,7 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
 }
 
 const std::vector<at::Tensor>& Exchange::outputs(std::size_t position) const {
-    return positions_.at(position).output_views;
+    return positions_.at(position).taken;
 }
 
 std::vector<at::Tensor> Exchange::inputs_now(std::size_t position) const {

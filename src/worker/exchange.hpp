@@ -29,8 +29,9 @@ using Clock = std::chrono::steady_clock;
 // request carries their descriptors; on a GPU they are copied into the shared buffers after the
 // judge's clock has started, by a kernel (GPU contexts take turns, so nothing of the sandbox's
 // runs beside it). Outputs are taken when the reply comes: the clock stops only once the judge
-// has read them, and a digest of them is checked again before the next request, so that work
-// done after the reply is caught.
+// has copied them into memory of its own, which is what it compares and keeps; before the next
+// request the shared buffers must still hold those bytes, so that work done after the reply is
+// caught.
 class Exchange {
   public:
     // Takes the socket; signals from sandbox_pid's process tree are the candidate's.
@@ -90,11 +91,13 @@ class Exchange {
     // the sandbox between the others. null_model: the sandbox leaves out the model call.
     Outcome run(const std::vector<Call>& calls, bool timed, bool poison_allocator, bool null_model);
 
-    // The judge's view, after run, of a call's output buffers and of its inputs as they are now.
+    // A call's outputs as the judge copied them when the reply came (the sandbox cannot reach
+    // them), and its inputs as they are now.
     const std::vector<at::Tensor>& outputs(std::size_t position) const;
     std::vector<at::Tensor> inputs_now(std::size_t position) const;
 
-    // Throws an integrity fault if an output changed since its reply was taken.
+    // Throws an integrity fault if an output buffer no longer holds what the judge copied from
+    // it when the reply came.
     void check_outputs_unchanged();
 
     // Every reply reports the sandbox's precision flags; those of the first (a null request,
@@ -140,7 +143,8 @@ class Exchange {
         std::vector<std::uint64_t> output_ids;
         std::vector<std::shared_ptr<SharedBuffer>> output_buffers;
         std::vector<at::Tensor> output_views;
-        std::vector<std::int64_t> digests;     // taken at the last reply
+        std::vector<at::Tensor> taken;  // the judge's copies of the outputs at the last reply
+        bool unchecked = false;         // taken, and not yet compared with the buffers
         std::vector<std::uint64_t> input_ids;  // GPU: buffers reused request after request
         std::vector<std::shared_ptr<SharedBuffer>> input_buffers;
         std::vector<at::Tensor> input_views;  // as the sandbox sees them, this request
