@@ -29,6 +29,7 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "sandbox/cpu_cgroup.hpp"
 #include "sandbox/landlock.hpp"
 #include "sandbox/seccomp.hpp"
 
@@ -47,6 +48,8 @@ json LockdownSpec::to_json() const {
                 {"memory_bytes", memory_bytes},
                 {"cgroup", cgroup},
                 {"cgroup_missing", cgroup_missing},
+                {"cpu_cgroup", cpu_cgroup},
+                {"cpu_cgroup_missing", cpu_cgroup_missing},
                 {"disabled", disabled},
                 {"disabled_reason", disabled_reason},
                 {"identity_missing", identity_missing},
@@ -64,6 +67,8 @@ LockdownSpec LockdownSpec::from_json(const json& j) {
     s.memory_bytes = f.count("memory_bytes");
     s.cgroup = f.text("cgroup");
     s.cgroup_missing = f.text("cgroup_missing");
+    s.cpu_cgroup = f.text("cpu_cgroup");
+    s.cpu_cgroup_missing = f.text("cpu_cgroup_missing");
     s.disabled = f.texts("disabled");
     s.disabled_reason = f.text("disabled_reason");
     s.identity_missing = f.text("identity_missing");
@@ -294,6 +299,32 @@ void arrange_fds(const std::vector<int>& keep) {
     ::syscall(SYS_close_range, unsigned(high.size()), ~0u, 0u);
 }
 
+// The flags a read-only bind remount of path must keep (in a user namespace the kernel refuses
+// one that would clear them).
+unsigned long kept_mount_flags(const char* path) {
+    unsigned long flags = 0;
+    struct statvfs st {};
+    if (::statvfs(path, &st) == 0) {
+        if (st.f_flag & ST_NOSUID) flags |= MS_NOSUID;
+        if (st.f_flag & ST_NODEV) flags |= MS_NODEV;
+        if (st.f_flag & ST_NOEXEC) flags |= MS_NOEXEC;
+        if (st.f_flag & ST_NOATIME) flags |= MS_NOATIME;
+        if (st.f_flag & ST_NODIRATIME) flags |= MS_NODIRATIME;
+        if (st.f_flag & ST_RELATIME) flags |= MS_RELATIME;
+    }
+    return flags;
+}
+
+// Every cgroup (v1 or v2) mount of this mount namespace, read-only; false (errno set) if one
+// could not be.
+bool make_cgroup_mounts_read_only() {
+    for (const std::string& point : cgroup_mount_points()) {
+        unsigned long flags = MS_BIND | MS_REMOUNT | MS_RDONLY | kept_mount_flags(point.c_str());
+        if (::mount(nullptr, point.c_str(), nullptr, flags, nullptr) != 0) return false;
+    }
+    return true;
+}
+
 // The body's process: every layer that applies, in an order where each still has the rights it
 // needs, then the body.
 [[noreturn]] void run_body(int report, const LockdownSpec& spec, bool private_shm,
@@ -318,9 +349,22 @@ void arrange_fds(const std::vector<int>& keep) {
         std::ofstream procs(spec.cgroup + "/cgroup.procs");
         procs << "0\n";
         procs.flush();
-        layers.add("memory_limit", bool(procs),
-                   "cannot join " + spec.cgroup + ": " + errno_text(errno));
+        std::string why = "cannot join " + spec.cgroup + ": " + errno_text(errno);
+        bool joined = bool(procs);
+        procs.close();  // a file open for writing keeps its mount from becoming read-only
+        // The cgroups it is in are kbench's to choose: in its own mount namespace every cgroup
+        // mount is made read-only once it has joined them (without Landlock, a process of uid 0
+        // could otherwise move itself out of its memory and CPU cgroups by writing the root's
+        // cgroup.procs). Without a mount namespace only Landlock or its identity keep it in.
+        if (joined && private_shm && !make_cgroup_mounts_read_only()) {
+            joined = false;
+            why = "its cgroup mounts could not be made read-only (it could leave its cgroup): " +
+                  errno_text(errno);
+        }
+        layers.add("memory_limit", joined, why);
     }
+    if ((spec.cgroup.empty() || !spec.allows("memory_limit")) && private_shm)
+        make_cgroup_mounts_read_only();  // for the CPU cgroup the relay joined
     // Under memory pressure the kernel kills this process before kbench's own.
     std::ofstream("/proc/self/oom_score_adj") << "1000\n";
 
@@ -434,16 +478,7 @@ int hide_other_folders(const LockdownSpec& spec) {
         // What it is given to read stays read-only, whatever its owner and modes.
         // A remount keeps the flags it had (in a user namespace they may be locked).
         if (error == 0 && i >= writable_count) {
-            unsigned long flags = MS_BIND | MS_REMOUNT | MS_RDONLY;
-            struct statvfs st {};
-            if (::statvfs(paths[i], &st) == 0) {
-                if (st.f_flag & ST_NOSUID) flags |= MS_NOSUID;
-                if (st.f_flag & ST_NODEV) flags |= MS_NODEV;
-                if (st.f_flag & ST_NOEXEC) flags |= MS_NOEXEC;
-                if (st.f_flag & ST_NOATIME) flags |= MS_NOATIME;
-                if (st.f_flag & ST_NODIRATIME) flags |= MS_NODIRATIME;
-                if (st.f_flag & ST_RELATIME) flags |= MS_RELATIME;
-            }
+            unsigned long flags = MS_BIND | MS_REMOUNT | MS_RDONLY | kept_mount_flags(paths[i]);
             error = try_call(::mount(nullptr, paths[i], nullptr, flags, nullptr));
         }
     }
@@ -613,6 +648,7 @@ ConfinedProcess spawn_confined(const LockdownSpec& spec, const std::vector<int>&
         throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
     const int report_read = pipe_fds[0], report = pipe_fds[1];
     const bool root = ::geteuid() == 0;
+    const std::string cpu_procs = spec.cpu_cgroup.empty() ? "" : spec.cpu_cgroup + "/cgroup.procs";
     pid_t relay = ::fork();
     if (relay < 0) {
         int error = errno;
@@ -625,6 +661,15 @@ ConfinedProcess spawn_confined(const LockdownSpec& spec, const std::vector<int>&
         ::close(report_read);
         ::setpgid(0, 0);
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        // CPU time: the cgroup that counts it for the judge, joined by the relay (the process
+        // the judge knows), so that all that follows is in it. One that cannot join is counted
+        // from its processes' own records instead, which the judge finds out by itself.
+        int cpu_error = !spec.allows("cpu_cgroup") ? kDisabled : cpu_procs.empty() ? kNotMade : 0;
+        if (cpu_error == 0) {
+            int fd = ::open(cpu_procs.c_str(), O_WRONLY | O_CLOEXEC);
+            if (fd < 0 || ::write(fd, "0\n", 2) != 2) cpu_error = errno ? errno : EIO;
+            if (fd >= 0) ::close(fd);
+        }
         bool want_ns = spec.allows("pid_namespace") || spec.allows("network_namespace") ||
                        spec.allows("mount_namespace") || spec.allows("ipc_namespace");
         int user_error = kDisabled;
@@ -654,7 +699,7 @@ ConfinedProcess spawn_confined(const LockdownSpec& spec, const std::vector<int>&
         std::size_t at = 0;
         put_text(line, at, sizeof line - 1, "A ");
         put_number(line, at, sizeof line - 1, init);
-        for (int e : {user_error, pid_error, net_error, ipc_error}) {
+        for (int e : {user_error, pid_error, net_error, ipc_error, cpu_error}) {
             put_text(line, at, sizeof line - 1, " ");
             put_number(line, at, sizeof line - 1, e);
         }
@@ -684,7 +729,8 @@ ConfinedProcess spawn_confined(const LockdownSpec& spec, const std::vector<int>&
         throw std::runtime_error(why);
     };
     // The relay, the init and the body each report once, in whatever order they get to it.
-    long long init_pid = 0, user_error = 0, pid_error = 0, net_error = 0, ipc_error = 0;
+    long long init_pid = 0, user_error = 0, pid_error = 0, net_error = 0, ipc_error = 0,
+              cpu_error = 0;
     long long mount_error = 0, body_ns_pid = 0;
     bool have_relay = false, have_init = false, have_body = false;
     while (!(have_relay && have_init && have_body)) {
@@ -695,8 +741,9 @@ ConfinedProcess spawn_confined(const LockdownSpec& spec, const std::vector<int>&
                   : !have_init ? "init"
                                : "lockdown"));
         if (line.rfind("A ", 0) == 0) {
-            have_relay = std::sscanf(line.c_str(), "A %lld %lld %lld %lld %lld", &init_pid,
-                                     &user_error, &pid_error, &net_error, &ipc_error) == 5;
+            have_relay =
+                std::sscanf(line.c_str(), "A %lld %lld %lld %lld %lld %lld", &init_pid, &user_error,
+                            &pid_error, &net_error, &ipc_error, &cpu_error) == 6;
         } else if (line.rfind("B ", 0) == 0) {
             have_init = std::sscanf(line.c_str(), "B %lld %lld", &mount_error, &body_ns_pid) == 2;
         } else if (line.rfind("S ", 0) == 0) {
@@ -729,6 +776,14 @@ ConfinedProcess spawn_confined(const LockdownSpec& spec, const std::vector<int>&
     ns_layer("network_namespace", net_error);
     ns_layer("ipc_namespace", ipc_error);
     ns_layer("mount_namespace", mount_error);
+    // Made for sandboxes only: a process with none and no reason is not reported on.
+    if (cpu_error == kDisabled)
+        p.layers.add("cpu_cgroup", false, "forced off: " + spec.disabled_reason);
+    else if (cpu_error == kNotMade && !spec.cpu_cgroup_missing.empty())
+        p.layers.add("cpu_cgroup", false, spec.cpu_cgroup_missing);
+    else if (cpu_error != kNotMade)
+        p.layers.add("cpu_cgroup", cpu_error == 0,
+                     "cannot join " + spec.cpu_cgroup + ": " + std::strerror(int(cpu_error)));
     // The body's pid as this process sees it: the init's child.
     pid_t init = pid_t(init_pid);
     p.body_pid = pid_t(body_ns_pid);

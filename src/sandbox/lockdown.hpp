@@ -28,10 +28,13 @@ namespace kbench::sandbox {
 //                      namespaces, no internet sockets, no io_uring, no kernel keyrings
 //   capabilities       none, and none to gain by exec
 //   memory_limit       a memory cgroup of its own
+//   cpu_cgroup         (sandboxes) a cgroup that counts the CPU time of all its processes, ended
+//                      ones too: what the judge counts of its work beside the baseline (without
+//                      it, the records of the processes it lists, which miss short-lived ones)
 inline const std::vector<std::string>& lockdown_layers() {
     static const std::vector<std::string> layers = {
         "identity", "pid_namespace", "mount_namespace", "network_namespace", "ipc_namespace",
-        "landlock", "seccomp",       "capabilities",    "memory_limit"};
+        "landlock", "seccomp",       "capabilities",    "memory_limit",      "cpu_cgroup"};
     return layers;
 }
 
@@ -42,6 +45,8 @@ struct LockdownSpec {
     std::uint64_t memory_bytes = 0;     // its memory limit (0: none)
     std::string cgroup;                 // a memory cgroup made for it (folder), or empty
     std::string cgroup_missing;         // why there is none
+    std::string cpu_cgroup;             // a cgroup that counts its CPU time (folder), or empty
+    std::string cpu_cgroup_missing;     // why there is none (empty too: none is made for it)
     std::vector<std::string> disabled;  // layers forced off, with the reason below
     std::string disabled_reason;
     std::string identity_missing;  // why no dedicated user, when kbench runs as root

@@ -8,14 +8,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "sandbox/cpu_cgroup.hpp"
+
 namespace kbench::sandbox {
 namespace {
-
-bool writable_dir(const std::string& path) {
-    struct stat st {};
-    return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
-           ::access(path.c_str(), W_OK) == 0;
-}
 
 std::string read_text(const std::string& path) {
     std::ifstream in(path);
@@ -34,22 +30,13 @@ bool write_text(const std::string& path, const std::string& text) {
 }  // namespace
 
 MemoryCgroups::MemoryCgroups() {
-    std::string v1_path, v2_path;
-    std::ifstream cgroup("/proc/self/cgroup");
-    for (std::string line; std::getline(cgroup, line);) {
-        auto first = line.find(':'), second = line.find(':', first + 1);
-        if (first == std::string::npos || second == std::string::npos) continue;
-        std::string controllers = line.substr(first + 1, second - first - 1);
-        std::string path = line.substr(second + 1);
-        if (controllers.empty()) v2_path = path;
-        std::stringstream names(controllers);
-        for (std::string name; std::getline(names, name, ',');)
-            if (name == "memory") v1_path = path;
-    }
+    std::string v1_path = cgroup_path("/proc/self/cgroup", "memory");
+    std::string v2_path = cgroup_path("/proc/self/cgroup", "");
     if (!v1_path.empty()) {
         std::string dir = "/sys/fs/cgroup/memory" + v1_path;
         if (writable_dir(dir)) {
             root_ = dir;
+            remove_stale_cgroups(root_);
             return;
         }
         missing_ = "the memory cgroup " + dir + " is not writable";
@@ -68,6 +55,7 @@ MemoryCgroups::MemoryCgroups() {
         }
         root_ = dir;
         v2_ = true;
+        remove_stale_cgroups(root_);
         return;
     }
     if (missing_.empty())

@@ -14,6 +14,7 @@ class MemoryCgroups {
 
     bool available() const { return !root_.empty(); }
     const std::string& missing_reason() const { return missing_; }
+    bool v2() const { return v2_; }
 
     // A new cgroup folder limited to limit_bytes; empty (and missing_reason set) on failure.
     std::string make(std::uint64_t limit_bytes);

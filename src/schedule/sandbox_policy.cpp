@@ -38,10 +38,12 @@ SandboxPolicy SandboxPolicy::decide(const std::string& python) {
     for (std::string layer; std::getline(disabled, layer, ',');) {
         if (layer.empty()) continue;
         const auto& layers = sandbox::lockdown_layers();
-        if (std::find(layers.begin(), layers.end(), layer) == layers.end())
+        if (std::find(layers.begin(), layers.end(), layer) == layers.end()) {
+            std::string names;
+            for (const std::string& name : layers) names += (names.empty() ? "" : ", ") + name;
             throw UsageError("KBENCH_SANDBOX_DISABLE names '" + layer + "', which is no layer",
-                             "use names from: identity, pid_namespace, mount_namespace, "
-                             "network_namespace, landlock, seccomp, capabilities, memory_limit");
+                             "use names from: " + names);
+        }
         p.disabled.push_back(layer);
     }
     if (!p.disabled.empty()) p.disabled_reason = "KBENCH_SANDBOX_DISABLE";

@@ -14,6 +14,7 @@
 
 #include "core/fields.hpp"
 #include "core/files.hpp"
+#include "sandbox/cpu_cgroup.hpp"
 #include "sandbox/lockdown.hpp"
 #include "worker/cuda_timing_device.hpp"
 #include "worker/python_program.hpp"
@@ -156,19 +157,28 @@ class TimedCalls : public timing::RemoteCalls {
     CandidateSession::Arbitration arbitration_;
 };
 
-// CPU time of a sandbox's processes (its own and those it started, live or reaped), from
-// /proc/<pid>/stat: whatever work one side does while the other side's requests are timed.
+// CPU time of a sandbox's processes: whatever work one side does while the other side's
+// requests are timed. Its cgroup counts every process it ever held, ended ones too, to the
+// microsecond; where it has none, /proc/<pid>/stat of the processes listed now and then (its
+// own and those it started, live or reaped into them), in ticks, which misses processes that
+// start and end between two listings or are reaped by the kernel.
 class TreeCpu {
   public:
-    explicit TreeCpu(pid_t root) : root_(root) { refresh(); }
+    explicit TreeCpu(pid_t root) : root_(root), cgroup_(sandbox::CgroupCpuClock::of(root)) {
+        refresh();
+    }
+
+    bool exact() const { return cgroup_.has_value(); }
 
     // Looks for processes started since.
     void refresh() {
+        if (cgroup_) return;
         pids_ = {root_};
         for (const auto& [pid, name] : sandbox::descendants_of(root_)) pids_.push_back(pid);
     }
 
     double seconds() const {
+        if (cgroup_) return std::max(0.0, cgroup_->seconds());
         static const double tick = double(::sysconf(_SC_CLK_TCK));
         double total = 0;
         for (pid_t pid : pids_) total += ticks_of(pid);
@@ -188,6 +198,7 @@ class TreeCpu {
     }
 
     pid_t root_;
+    std::optional<sandbox::CgroupCpuClock> cgroup_;
     std::vector<pid_t> pids_;
 };
 
@@ -212,6 +223,9 @@ class WatchedCalls : public timing::RemoteCalls {
     bool has_stream_clock() const override { return calls_.has_stream_clock(); }
 
     double other_cpu_s() const { return other_cpu_s_; }
+    // Whether the other side's CPU time is its cgroup's (exact) or its listed processes'.
+    bool exact() const { return other_.exact(); }
+    long requests() const { return requests_; }
     double wall_s() const { return wall_s_; }
     // Spent reading the other side's CPU time.
     double watch_s() const { return watch_s_; }
@@ -609,19 +623,27 @@ protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest&
                                  reference_calls->calls().reference_failure());
         // The candidate's processes must not work while the baseline is timed (it would slow
         // the baseline, and the speedup would be the candidate's doing): beyond a quarter of the
-        // baseline's time, and clearly beyond what the reference's process did meanwhile. The
-        // kernel counts CPU time in ticks (10 ms) and an idle sandbox still finishes its reply
-        // at times after the next request began: 0.1 s of slack on both counts, which honest
-        // candidates stayed well within (at most 0.09 s on a busy 2-core machine).
+        // baseline's time, and clearly beyond what the reference's process did meanwhile. An
+        // idle sandbox still finishes its reply at times after the next request began. Counted
+        // by the sandboxes' cgroups (to the microsecond; honest candidates counted 0-0.6 ms over
+        // 200 requests), the slack is 10 ms and a quarter of a millisecond a request, so that it
+        // shrinks with the baseline's time; counted from processes' records, in ticks (10 ms),
+        // it is 0.1 s, which honest candidates stayed well within (at most 0.09 s on a busy
+        // 2-core machine).
         double beside = watched_reference->other_cpu_s();
         double reference_beside = watched_candidate->other_cpu_s();
         double base_wall = watched_reference->wall_s();
+        bool exact = watched_reference->exact() && watched_candidate->exact();
+        double slack = exact ? 0.01 + 0.00025 * double(watched_reference->requests()) : 0.1;
         if (std::getenv("KBENCH_DEBUG_CLOCK"))
             std::fprintf(stderr,
-                         "kbench judge: CPU beside the baseline %.3f s (its requests %.3f s), "
-                         "beside the candidate %.3f s (its requests %.3f s)\n",
-                         beside, base_wall, reference_beside, watched_candidate->wall_s());
-        if (beside > 0.25 * base_wall + 0.1 && beside > 3 * reference_beside + 0.1) {
+                         "kbench judge: CPU beside the baseline %.4f s (its %ld requests %.4f "
+                         "s), beside the candidate %.4f s (its %ld requests %.4f s), counted by "
+                         "%s\n",
+                         beside, watched_reference->requests(), base_wall, reference_beside,
+                         watched_candidate->requests(), watched_candidate->wall_s(),
+                         exact ? "cgroups" : "processes");
+        if (beside > 0.25 * base_wall + slack && beside > 3 * reference_beside + slack) {
             char text[400];
             std::snprintf(text, sizeof text,
                           "the candidate's processes used %.3f s of CPU time while the "

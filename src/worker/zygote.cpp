@@ -15,6 +15,7 @@
 #include <map>
 
 #include "protocol/zygote_messages.hpp"
+#include "sandbox/cpu_cgroup.hpp"
 #include "sandbox/framing.hpp"
 #include "sandbox/lockdown.hpp"
 #include "sandbox/memory_cgroup.hpp"
@@ -154,6 +155,8 @@ class Zygote {
         for (auto& [pid, child] : children_) {
             ::kill(-pid, SIGKILL);
             sandbox::wait_confined(child.process);
+            cgroups_.remove(child.cgroup);
+            cpu_cgroups_.remove(child.cpu_cgroup);
         }
         return 0;
     }
@@ -162,6 +165,7 @@ class Zygote {
     struct Child {
         sandbox::ConfinedProcess process;
         std::string cgroup;
+        std::string cpu_cgroup;
         std::vector<std::string> signals;  // what its processes sent to the zygote
     };
 
@@ -259,6 +263,17 @@ class Zygote {
         } else if (spec.memory_bytes == 0) {
             spec.cgroup_missing = "no memory limit was asked for";
         }
+        // A sandbox's CPU time is counted while the other side's requests are timed; a v2
+        // memory cgroup counts it already (and a process is in one v2 cgroup only).
+        if (request.role == "sandbox" && spec.allows("cpu_cgroup")) {
+            if (cgroups_.v2() && !child.cgroup.empty()) {
+                spec.cpu_cgroup = child.cgroup;
+            } else {
+                child.cpu_cgroup = cpu_cgroups_.make();
+                spec.cpu_cgroup = child.cpu_cgroup;
+            }
+            if (spec.cpu_cgroup.empty()) spec.cpu_cgroup_missing = cpu_cgroups_.missing_reason();
+        }
         int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
         PyOS_BeforeFork();
         std::fflush(nullptr);
@@ -278,6 +293,7 @@ class Zygote {
             PyOS_AfterFork_Parent();
             ::close(null);
             cgroups_.remove(child.cgroup);
+            cpu_cgroups_.remove(child.cpu_cgroup);
             throw;
         }
         PyOS_AfterFork_Parent();
@@ -303,6 +319,7 @@ class Zygote {
         std::vector<std::string> signals = it->second.signals;
         unwatch_process(pid_t(request.pid));
         cgroups_.remove(it->second.cgroup);
+        cpu_cgroups_.remove(it->second.cpu_cgroup);
         children_.erase(it);
         kill_strays();
         protocol::Reaped r;
@@ -337,6 +354,7 @@ class Zygote {
     std::string device_kind_;
     std::map<pid_t, Child> children_;
     sandbox::MemoryCgroups cgroups_;
+    sandbox::CpuCgroups cpu_cgroups_;
     bool cuda_checked_ = false;
     std::map<std::string, std::string> cuda_unusable_;
 };

@@ -2,6 +2,7 @@
 // each layer that the machine provides must stop its attack, and each layer forced off must be
 // reported as off.
 #include "sandbox/lockdown.hpp"
+#include "sandbox/cpu_cgroup.hpp"
 
 #include "core/error.hpp"
 #include "core/files.hpp"
@@ -13,6 +14,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -24,6 +26,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -60,6 +63,7 @@ class Lockdown : public ::testing::Test {
             s.uid = 65534;
             s.gid = 65534;
         }
+        s.cpu_cgroup_missing = "none made for this test";
         return s;
     }
 
@@ -123,6 +127,70 @@ TEST_F(Lockdown, EachLayerForcedOffIsReportedAsForcedOff) {
             << layer << ": " << r.layers.missing.at(layer);
         EXPECT_FALSE(applied(r.layers, layer)) << layer;
     }
+}
+
+// The CPU time of processes that started and ended between two looks, reaped by the kernel
+// (their parent ignores SIGCHLD) so that no one's cutime holds it, is still counted by the
+// sandbox's cgroup.
+TEST_F(Lockdown, TheCpuCgroupCountsProcessesTheKernelReaped) {
+    CpuCgroups cgroups;
+    if (!cgroups.available()) GTEST_SKIP() << "no CPU cgroup here: " << cgroups.missing_reason();
+    LockdownSpec s = spec();
+    s.cpu_cgroup = cgroups.make();
+    ASSERT_FALSE(s.cpu_cgroup.empty()) << cgroups.missing_reason();
+    Run r = run(s, [] {
+        ::signal(SIGCHLD, SIG_IGN);
+        for (int i = 0; i < 4; ++i) {
+            if (::fork() != 0) continue;
+            std::clock_t end = std::clock() + CLOCKS_PER_SEC / 20;  // 50 ms of CPU each
+            while (std::clock() < end) {
+            }
+            ::_exit(0);
+        }
+        ::usleep(1000000);  // long enough for them to end, on a busy machine too
+        rusage children{};
+        ::getrusage(RUSAGE_CHILDREN, &children);
+        say("children " +
+            std::to_string(children.ru_utime.tv_sec * 1000000 + children.ru_utime.tv_usec));
+        return 0;
+    });
+    EXPECT_TRUE(applied(r.layers, "cpu_cgroup"));
+    EXPECT_NE(r.out.find("children 0\n"), std::string::npos) << r.out;  // none of it here
+    auto clock = CgroupCpuClock::at(s.cpu_cgroup);
+    ASSERT_TRUE(clock.has_value());
+    EXPECT_GE(clock->seconds(), 0.19);
+    cgroups.remove(s.cpu_cgroup);
+}
+
+// Without Landlock (as on GPUs where CUDA cannot start under it), a process of uid 0 could
+// write the root cgroup's cgroup.procs and leave its memory and CPU cgroups; in its mount
+// namespace the cgroup mounts are read-only.
+TEST_F(Lockdown, AProcessOfUidZeroCannotLeaveItsCgroups) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root: a sandbox of uid 0 is the case";
+    CpuCgroups cgroups;
+    if (!cgroups.available()) GTEST_SKIP() << "no CPU cgroup here: " << cgroups.missing_reason();
+    LockdownSpec s = spec();
+    s.uid = s.gid = -1;  // uid 0, as where the dedicated user cannot read the Python
+    s.disabled = {"landlock"};
+    s.disabled_reason = "test";
+    s.cpu_cgroup = cgroups.make();
+    std::vector<std::string> roots;
+    for (const std::string& mount : {cgroup2_mount(), cgroup1_mount("cpuacct")})
+        if (!mount.empty()) roots.push_back(mount + "/cgroup.procs");
+    ASSERT_FALSE(roots.empty());
+    Run r = run(s, [&roots] {
+        for (const std::string& procs : roots) {
+            std::ofstream out(procs);
+            out << "0\n";
+            out.flush();
+            say(procs + (out ? " left" : " stayed"));
+        }
+        return 0;
+    });
+    ASSERT_TRUE(applied(r.layers, "mount_namespace")) << r.layers.to_json().dump();
+    EXPECT_EQ(r.out.find(" left"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" stayed"), std::string::npos) << r.out;
+    cgroups.remove(s.cpu_cgroup);
 }
 
 // A System V segment a sandbox made outlived it without an IPC namespace: memory that no cgroup
