@@ -315,13 +315,14 @@ unsigned long kept_mount_flags(const char* path) {
     return flags;
 }
 
-// Every cgroup (v1 or v2) mount of this mount namespace, read-only; false (errno set) if one
-// could not be.
-bool make_cgroup_mounts_read_only() {
-    for (const std::string& point : cgroup_mount_points()) {
-        unsigned long flags = MS_BIND | MS_REMOUNT | MS_RDONLY | kept_mount_flags(point.c_str());
-        if (::mount(nullptr, point.c_str(), nullptr, flags, nullptr) != 0) return false;
-    }
+// Every cgroup (v1 or v2) mount of this mount namespace covered by an empty, read-only folder:
+// nothing there to write, and no other sandbox's counters to read (the reference's CPU time
+// would say when it works); false (errno set) if one could not be.
+bool cover_cgroup_mounts() {
+    for (const std::string& point : cgroup_mount_points())
+        if (::mount("tmpfs", point.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                    "size=4k,mode=0555") != 0)
+            return false;
     return true;
 }
 
@@ -353,18 +354,18 @@ bool make_cgroup_mounts_read_only() {
         bool joined = bool(procs);
         procs.close();  // a file open for writing keeps its mount from becoming read-only
         // The cgroups it is in are kbench's to choose: in its own mount namespace every cgroup
-        // mount is made read-only once it has joined them (without Landlock, a process of uid 0
-        // could otherwise move itself out of its memory and CPU cgroups by writing the root's
+        // mount is covered once it has joined them (without Landlock, a process of uid 0 could
+        // otherwise move itself out of its memory and CPU cgroups by writing the root's
         // cgroup.procs). Without a mount namespace only Landlock or its identity keep it in.
-        if (joined && private_shm && !make_cgroup_mounts_read_only()) {
+        if (joined && private_shm && !cover_cgroup_mounts()) {
             joined = false;
-            why = "its cgroup mounts could not be made read-only (it could leave its cgroup): " +
+            why = "its cgroup mounts could not be covered (it could leave its cgroup): " +
                   errno_text(errno);
         }
         layers.add("memory_limit", joined, why);
     }
     if ((spec.cgroup.empty() || !spec.allows("memory_limit")) && private_shm)
-        make_cgroup_mounts_read_only();  // for the CPU cgroup the relay joined
+        cover_cgroup_mounts();  // for the CPU cgroup the relay joined
     // Under memory pressure the kernel kills this process before kbench's own.
     std::ofstream("/proc/self/oom_score_adj") << "1000\n";
 

@@ -164,7 +164,7 @@ TEST_F(Lockdown, TheCpuCgroupCountsProcessesTheKernelReaped) {
 
 // Without Landlock (as on GPUs where CUDA cannot start under it), a process of uid 0 could
 // write the root cgroup's cgroup.procs and leave its memory and CPU cgroups; in its mount
-// namespace the cgroup mounts are read-only.
+// namespace the cgroup mounts are covered by empty read-only folders.
 TEST_F(Lockdown, AProcessOfUidZeroCannotLeaveItsCgroups) {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root: a sandbox of uid 0 is the case";
     CpuCgroups cgroups;
@@ -178,18 +178,22 @@ TEST_F(Lockdown, AProcessOfUidZeroCannotLeaveItsCgroups) {
     for (const std::string& mount : {cgroup2_mount(), cgroup1_mount("cpuacct")})
         if (!mount.empty()) roots.push_back(mount + "/cgroup.procs");
     ASSERT_FALSE(roots.empty());
-    Run r = run(s, [&roots] {
+    std::string own = s.cpu_cgroup + "/cgroup.procs";
+    Run r = run(s, [&roots, &own] {
         for (const std::string& procs : roots) {
             std::ofstream out(procs);
             out << "0\n";
             out.flush();
             say(procs + (out ? " left" : " stayed"));
         }
+        // Nor does it see its own cgroup's (or any other's) counters.
+        say(std::string("own cgroup ") + (fs::exists(own) ? "seen" : "hidden"));
         return 0;
     });
     ASSERT_TRUE(applied(r.layers, "mount_namespace")) << r.layers.to_json().dump();
     EXPECT_EQ(r.out.find(" left"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find(" stayed"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("own cgroup hidden"), std::string::npos) << r.out;
     cgroups.remove(s.cpu_cgroup);
 }
 
