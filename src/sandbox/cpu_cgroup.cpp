@@ -133,7 +133,6 @@ CpuCgroups::CpuCgroups() {
         std::string dir = folder_of(v2, mount_root_of(v2), own);
         if (writable_dir(dir)) {
             root_ = dir;
-            v2_ = true;
             remove_stale_cgroups(root_);
             return;
         }

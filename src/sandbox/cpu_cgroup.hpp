@@ -18,9 +18,6 @@ class CpuCgroups {
 
     bool available() const { return !root_.empty(); }
     const std::string& missing_reason() const { return missing_; }
-    // cgroup v2: a process is in one cgroup of it only, so a v2 memory cgroup counts CPU time
-    // as well and none is made here.
-    bool v2() const { return v2_; }
 
     // A new cgroup folder; empty (and missing_reason set) on failure.
     std::string make();
@@ -29,7 +26,6 @@ class CpuCgroups {
 
   private:
     std::string root_;
-    bool v2_ = false;
     std::string missing_;
     unsigned counter_ = 0;
 };
@@ -44,7 +40,6 @@ class CgroupCpuClock {
     static std::optional<CgroupCpuClock> at(const std::string& folder);
     // Seconds of CPU its processes used so far; negative once it cannot be read.
     double seconds() const;
-    const std::string& file() const { return file_; }
 
   private:
     std::string file_;
