@@ -340,6 +340,8 @@ bool cover_cgroup_mounts() {
     };
 
     // Memory: join the cgroup made for this process (before giving up root).
+    bool joined = false;
+    std::string why;
     if (!spec.allows("memory_limit")) {
         layers.add("memory_limit", false, disabled("memory_limit"));
     } else if (spec.cgroup.empty()) {
@@ -350,22 +352,21 @@ bool cover_cgroup_mounts() {
         std::ofstream procs(spec.cgroup + "/cgroup.procs");
         procs << "0\n";
         procs.flush();
-        std::string why = "cannot join " + spec.cgroup + ": " + errno_text(errno);
-        bool joined = bool(procs);
-        procs.close();  // a file open for writing keeps its mount from becoming read-only
-        // The cgroups it is in are kbench's to choose: in its own mount namespace every cgroup
-        // mount is covered once it has joined them (without Landlock, a process of uid 0 could
-        // otherwise move itself out of its memory and CPU cgroups by writing the root's
-        // cgroup.procs). Without a mount namespace only Landlock or its identity keep it in.
-        if (joined && private_shm && !cover_cgroup_mounts()) {
-            joined = false;
-            why = "its cgroup mounts could not be covered (it could leave its cgroup): " +
-                  errno_text(errno);
-        }
-        layers.add("memory_limit", joined, why);
+        why = "cannot join " + spec.cgroup + ": " + errno_text(errno);
+        joined = bool(procs);
+    }  // closed here: a file open for writing keeps its mount from being covered
+    // The cgroups it is in (this one, and the CPU cgroup the relay joined) are kbench's to
+    // choose: in its own mount namespace every cgroup mount is covered once it has joined them
+    // (without Landlock, a process of uid 0 could otherwise move itself out of its memory and
+    // CPU cgroups by writing the root's cgroup.procs). Without a mount namespace only Landlock
+    // or its identity keep it in.
+    if (private_shm && !cover_cgroup_mounts() && joined) {
+        joined = false;
+        why = "its cgroup mounts could not be covered (it could leave its cgroup): " +
+              errno_text(errno);
     }
-    if ((spec.cgroup.empty() || !spec.allows("memory_limit")) && private_shm)
-        cover_cgroup_mounts();  // for the CPU cgroup the relay joined
+    if (spec.allows("memory_limit") && !spec.cgroup.empty())
+        layers.add("memory_limit", joined, why);
     // Under memory pressure the kernel kills this process before kbench's own.
     std::ofstream("/proc/self/oom_score_adj") << "1000\n";
 
