@@ -108,6 +108,20 @@ std::string cgroup1_mount(const std::string& controller) {
     return {};
 }
 
+bool write_cgroup_file(const std::string& path, const std::string& text) {
+    std::ofstream out(path);
+    out << text;
+    out.flush();
+    return bool(out);
+}
+
+std::string own_cgroup1_folder(const std::string& controller) {
+    std::string v1 = cgroup1_mount(controller);
+    std::string path = cgroup_path("/proc/self/cgroup", controller);
+    if (v1.empty() || path.empty()) return {};
+    return folder_of(v1, mount_root_of(v1), path);
+}
+
 void remove_stale_cgroups(const std::string& root) {
     DIR* dir = ::opendir(root.c_str());
     if (!dir) return;
@@ -138,10 +152,7 @@ CpuCgroups::CpuCgroups() {
         }
         missing_ = "the cgroup " + dir + " is not writable";
     }
-    std::string v1 = cgroup1_mount("cpuacct");
-    std::string path = cgroup_path("/proc/self/cgroup", "cpuacct");
-    if (!v1.empty() && !path.empty()) {
-        std::string dir = folder_of(v1, mount_root_of(v1), path);
+    if (std::string dir = own_cgroup1_folder("cpuacct"); !dir.empty()) {
         if (writable_dir(dir)) {
             root_ = dir;
             remove_stale_cgroups(root_);

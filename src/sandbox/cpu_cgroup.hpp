@@ -60,6 +60,12 @@ std::vector<std::string> cgroup_mount_points();
 // in the v1 hierarchy that has controller; empty where it has none.
 std::string cgroup_path(const std::string& proc_file, const std::string& controller);
 
+// This process's own cgroup folder in the v1 hierarchy that has controller; empty where none.
+std::string own_cgroup1_folder(const std::string& controller);
+
+// Writes text to a cgroup file (a limit, cgroup.procs); false where the kernel refused it.
+bool write_cgroup_file(const std::string& path, const std::string& text);
+
 // A folder this process may make cgroups in.
 bool writable_dir(const std::string& path);
 

@@ -48,6 +48,8 @@ json LockdownSpec::to_json() const {
                 {"memory_bytes", memory_bytes},
                 {"cgroup", cgroup},
                 {"cgroup_missing", cgroup_missing},
+                {"pids_cgroup", pids_cgroup},
+                {"pids_cgroup_missing", pids_cgroup_missing},
                 {"cpu_cgroup", cpu_cgroup},
                 {"cpu_cgroup_missing", cpu_cgroup_missing},
                 {"disabled", disabled},
@@ -67,6 +69,8 @@ LockdownSpec LockdownSpec::from_json(const json& j) {
     s.memory_bytes = f.count("memory_bytes");
     s.cgroup = f.text("cgroup");
     s.cgroup_missing = f.text("cgroup_missing");
+    s.pids_cgroup = f.text("pids_cgroup");
+    s.pids_cgroup_missing = f.text("pids_cgroup_missing");
     s.cpu_cgroup = f.text("cpu_cgroup");
     s.cpu_cgroup_missing = f.text("cpu_cgroup_missing");
     s.disabled = f.texts("disabled");
@@ -326,6 +330,24 @@ bool cover_cgroup_mounts() {
     return true;
 }
 
+// At most kOpenFiles descriptors open: what a timer or an event can fan out to, and what a
+// sandbox holds of the machine's files. At most kPendingSignals queued signals, which also
+// bounds its POSIX timers (each holds one): before Linux 6.13 a periodic timer whose signal is
+// ignored is re-armed in the timer's interrupt at every tick, forever, charged to no one. Soft
+// and hard limits both, so that they cannot be raised. The refusal of epoll is the other half of
+// the layer (seccomp.hpp). Empty on success, else why not.
+std::string limit_events() {
+    for (auto [resource, most] : {std::pair{RLIMIT_NOFILE, rlim_t(kOpenFiles)},
+                                  std::pair{RLIMIT_SIGPENDING, rlim_t(kPendingSignals)}}) {
+        rlimit limit{};
+        if (::getrlimit(resource, &limit) != 0) return "getrlimit: " + errno_text(errno);
+        limit.rlim_cur = std::min(limit.rlim_cur, most);
+        limit.rlim_max = std::min(limit.rlim_max, most);
+        if (::setrlimit(resource, &limit) != 0) return "setrlimit: " + errno_text(errno);
+    }
+    return {};
+}
+
 // The body's process: every layer that applies, in an order where each still has the rights it
 // needs, then the body.
 [[noreturn]] void run_body(int report, const LockdownSpec& spec, bool private_shm,
@@ -339,34 +361,48 @@ bool cover_cgroup_mounts() {
         return spec.allows(layer) ? std::string() : "forced off: " + spec.disabled_reason;
     };
 
-    // Memory: join the cgroup made for this process (before giving up root).
-    bool joined = false;
-    std::string why;
-    if (!spec.allows("memory_limit")) {
-        layers.add("memory_limit", false, disabled("memory_limit"));
-    } else if (spec.cgroup.empty()) {
-        layers.add("memory_limit", false,
-                   spec.cgroup_missing.empty() ? "no memory cgroup can be made here"
-                                               : spec.cgroup_missing);
-    } else {
-        std::ofstream procs(spec.cgroup + "/cgroup.procs");
-        procs << "0\n";
-        procs.flush();
-        why = "cannot join " + spec.cgroup + ": " + errno_text(errno);
-        joined = bool(procs);
-    }  // closed here: a file open for writing keeps its mount from being covered
-    // The cgroups it is in (this one, and the CPU cgroup the relay joined) are kbench's to
+    // Memory and tasks: join the cgroups made for this process (before giving up root); on
+    // cgroup v2 they are one.
+    struct Join {
+        const char* layer;
+        const std::string& folder;
+        const std::string& missing;
+        const char* none;
+        bool joined = false;
+        std::string why;
+    };
+    Join joins[] = {
+        {"memory_limit", spec.cgroup, spec.cgroup_missing, "no memory cgroup can be made here"},
+        {"pids_limit", spec.pids_cgroup, spec.pids_cgroup_missing,
+         "no pids cgroup can be made here"}};
+    for (Join& j : joins) {
+        if (!spec.allows(j.layer)) {
+            layers.add(j.layer, false, disabled(j.layer));
+        } else if (j.folder.empty()) {
+            layers.add(j.layer, false, j.missing.empty() ? j.none : j.missing);
+        } else {
+            // Closed at once: a file open for writing keeps its mount from being covered.
+            j.joined = write_cgroup_file(j.folder + "/cgroup.procs", "0\n");
+            j.why = "cannot join " + j.folder + ": " + errno_text(errno);
+        }
+    }
+    // The cgroups it is in (these, and the CPU cgroup the relay joined) are kbench's to
     // choose: in its own mount namespace every cgroup mount is covered once it has joined them
     // (without Landlock, a process of uid 0 could otherwise move itself out of its memory and
     // CPU cgroups by writing the root's cgroup.procs). Without a mount namespace only Landlock
     // or its identity keep it in.
-    if (private_shm && !cover_cgroup_mounts() && joined) {
-        joined = false;
-        why = "its cgroup mounts could not be covered (it could leave its cgroup): " +
-              errno_text(errno);
+    if (private_shm && !cover_cgroup_mounts()) {
+        std::string uncovered =
+            "its cgroup mounts could not be covered (it could leave its cgroup): " +
+            errno_text(errno);
+        for (Join& j : joins)
+            if (j.joined) {
+                j.joined = false;
+                j.why = uncovered;
+            }
     }
-    if (spec.allows("memory_limit") && !spec.cgroup.empty())
-        layers.add("memory_limit", joined, why);
+    for (const Join& j : joins)
+        if (spec.allows(j.layer) && !j.folder.empty()) layers.add(j.layer, j.joined, j.why);
     // Under memory pressure the kernel kills this process before kbench's own.
     std::ofstream("/proc/self/oom_score_adj") << "1000\n";
 
@@ -406,6 +442,14 @@ bool cover_cgroup_mounts() {
     else {
         std::string why = drop_capabilities();
         layers.add("capabilities", why.empty(), why);
+    }
+
+    if (!spec.allows("event_limits"))
+        layers.add("event_limits", false, disabled("event_limits"));
+    else {
+        std::string why = limit_events();
+        if (why.empty()) why = nnp ? refuse_epoll() : nnp_error;
+        layers.add("event_limits", why.empty(), why);
     }
 
     if (!spec.allows("seccomp"))

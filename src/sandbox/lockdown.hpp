@@ -26,17 +26,30 @@ namespace kbench::sandbox {
 //                      kernels no TCP and no signals to processes outside it
 //   seccomp            no ptrace, no reading or writing other processes' memory, no new
 //                      namespaces, no internet sockets, no io_uring, no kernel keyrings
+//   event_limits       no epoll, at most kOpenFiles open descriptors and kPendingSignals
+//                      queued signals (and so POSIX timers): a timer watched through thousands
+//                      of epoll registrations made the kernel work at every expiry, in the
+//                      interrupt, on the core it was armed on (the timing core on GPUs) and
+//                      charged to no process, so no cgroup saw it
 //   capabilities       none, and none to gain by exec
 //   memory_limit       a memory cgroup of its own
+//   pids_limit         at most kMaxTasks processes and threads at once (a pids cgroup, or on
+//                      cgroup v2 its memory cgroup): a fork bomb stops there
 //   cpu_cgroup         (sandboxes) a cgroup that counts the CPU time of all its processes, ended
 //                      ones too: what the judge counts of its work beside the baseline (without
 //                      it, the records of the processes it lists, which miss short-lived ones)
 inline const std::vector<std::string>& lockdown_layers() {
     static const std::vector<std::string> layers = {
-        "identity", "pid_namespace", "mount_namespace", "network_namespace", "ipc_namespace",
-        "landlock", "seccomp",       "capabilities",    "memory_limit",      "cpu_cgroup"};
+        "identity",      "pid_namespace", "mount_namespace", "network_namespace",
+        "ipc_namespace", "landlock",      "event_limits",    "seccomp",
+        "capabilities",  "memory_limit",  "pids_limit",      "cpu_cgroup"};
     return layers;
 }
+
+// The open-file and queued-signal limits (soft and hard) of a confined process under
+// event_limits. Queued signals are counted for the user, all its processes together.
+inline constexpr unsigned kOpenFiles = 1024;
+inline constexpr unsigned kPendingSignals = 256;
 
 struct LockdownSpec {
     std::vector<std::string> writable;  // folders it may write: its own scratch
@@ -45,6 +58,8 @@ struct LockdownSpec {
     std::uint64_t memory_bytes = 0;     // its memory limit (0: none)
     std::string cgroup;                 // a memory cgroup made for it (folder), or empty
     std::string cgroup_missing;         // why there is none
+    std::string pids_cgroup;            // a cgroup that limits its tasks (folder), or empty
+    std::string pids_cgroup_missing;    // why there is none
     std::string cpu_cgroup;             // a cgroup that counts its CPU time (folder), or empty
     std::string cpu_cgroup_missing;     // why there is none (empty too: none is made for it)
     std::vector<std::string> disabled;  // layers forced off, with the reason below

@@ -20,13 +20,6 @@ std::string read_text(const std::string& path) {
     return s.str();
 }
 
-bool write_text(const std::string& path, const std::string& text) {
-    std::ofstream out(path);
-    out << text;
-    out.flush();
-    return bool(out);
-}
-
 }  // namespace
 
 MemoryCgroups::MemoryCgroups() {
@@ -48,11 +41,15 @@ MemoryCgroups::MemoryCgroups() {
             continue;
         std::string subtree = read_text(dir + "/cgroup.subtree_control");
         if (subtree.find("memory") == std::string::npos &&
-            !write_text(dir + "/cgroup.subtree_control", "+memory")) {
+            !write_cgroup_file(dir + "/cgroup.subtree_control", "+memory")) {
             missing_ = "the memory controller cannot be enabled below " + dir +
                        " (cgroup v2 lets no cgroup with processes of its own do that)";
             continue;
         }
+        // The pids controller too where it can be enabled: the task limit goes in the same
+        // cgroup (limit_tasks), and without it the sandbox says so.
+        if (subtree.find("pids") == std::string::npos)
+            write_cgroup_file(dir + "/cgroup.subtree_control", "+pids");
         root_ = dir;
         v2_ = true;
         remove_stale_cgroups(root_);
@@ -71,9 +68,9 @@ std::string MemoryCgroups::make(std::uint64_t limit_bytes) {
         return {};
     }
     std::string limit = std::to_string(limit_bytes);
-    bool ok = v2_ ? write_text(path + "/memory.max", limit) &&
-                        (write_text(path + "/memory.swap.max", "0") || true)
-                  : write_text(path + "/memory.limit_in_bytes", limit);
+    bool ok = v2_ ? write_cgroup_file(path + "/memory.max", limit) &&
+                        (write_cgroup_file(path + "/memory.swap.max", "0") || true)
+                  : write_cgroup_file(path + "/memory.limit_in_bytes", limit);
     if (!ok) {
         missing_ = "cannot set the memory limit of " + path;
         ::rmdir(path.c_str());

@@ -13,4 +13,8 @@ namespace kbench::sandbox {
 // success, else why there is no filter.
 std::string apply_seccomp();
 
+// Installs a filter that refuses epoll_create and epoll_create1 (EPERM; Python's selectors then
+// use poll). Needs no_new_privs set first. Empty on success, else why there is none.
+std::string refuse_epoll();
+
 }  // namespace kbench::sandbox

@@ -19,6 +19,7 @@
 #include "sandbox/framing.hpp"
 #include "sandbox/lockdown.hpp"
 #include "sandbox/memory_cgroup.hpp"
+#include "sandbox/pids_cgroup.hpp"
 #include "worker/sandbox_main.hpp"
 #include "worker/signals.hpp"
 #include "worker/torch_common.hpp"
@@ -108,8 +109,8 @@ int run_child(const protocol::ForkRequest& request) {
 
 // The layers, in the order they are tried off, that might keep CUDA from starting.
 const std::vector<std::string> kCudaSuspects = {
-    "landlock",      "seccomp",           "identity",    "mount_namespace",
-    "pid_namespace", "network_namespace", "capabilities"};
+    "landlock",        "event_limits",  "seccomp",           "identity",
+    "mount_namespace", "pid_namespace", "network_namespace", "capabilities"};
 
 class Zygote {
   public:
@@ -156,6 +157,7 @@ class Zygote {
             ::kill(-pid, SIGKILL);
             sandbox::wait_confined(child.process);
             cgroups_.remove(child.cgroup);
+            pids_cgroups_.remove(child.pids_cgroup);
             cpu_cgroups_.remove(child.cpu_cgroup);
         }
         return 0;
@@ -165,6 +167,7 @@ class Zygote {
     struct Child {
         sandbox::ConfinedProcess process;
         std::string cgroup;
+        std::string pids_cgroup;
         std::string cpu_cgroup;
         std::vector<std::string> signals;  // what its processes sent to the zygote
     };
@@ -236,9 +239,17 @@ class Zygote {
             fewer.disabled.push_back(layer);
             off.push_back(layer);
             if (!cuda_starts_under(fewer).empty()) continue;
+            // The last one taken off is needed; each before it is put back where CUDA still
+            // starts without it taken off.
+            for (std::size_t i = 0; i + 1 < off.size(); ++i) {
+                sandbox::LockdownSpec back = fewer;
+                std::erase(back.disabled, off[i]);
+                if (cuda_starts_under(back).empty()) fewer = back;
+            }
             for (const std::string& culprit : off)
-                cuda_unusable_[culprit] =
-                    "CUDA cannot start under it on this machine (" + error + ")";
+                if (!fewer.allows(culprit))
+                    cuda_unusable_[culprit] =
+                        "CUDA cannot start under it on this machine (" + error + ")";
             return;
         }
         // Not a layer's doing: the device itself fails, and sandboxes will say so.
@@ -262,6 +273,19 @@ class Zygote {
             spec.cgroup_missing = cgroups_.missing_reason();
         } else if (spec.memory_bytes == 0) {
             spec.cgroup_missing = "no memory limit was asked for";
+        }
+        // Tasks: on cgroup v2 the memory cgroup holds the limit (a process is in one v2
+        // cgroup only), else a v1 pids cgroup of its own.
+        if (spec.allows("pids_limit")) {
+            if (cgroups_.v2() && !child.cgroup.empty()) {
+                spec.pids_cgroup_missing = sandbox::limit_tasks(child.cgroup, sandbox::kMaxTasks);
+                if (spec.pids_cgroup_missing.empty()) spec.pids_cgroup = child.cgroup;
+            } else {
+                child.pids_cgroup = pids_cgroups_.make(sandbox::kMaxTasks);
+                spec.pids_cgroup = child.pids_cgroup;
+                if (spec.pids_cgroup.empty())
+                    spec.pids_cgroup_missing = pids_cgroups_.missing_reason();
+            }
         }
         // A sandbox's CPU time is counted while the other side's requests are timed; a v2
         // memory cgroup counts it already (and a process is in one v2 cgroup only).
@@ -293,6 +317,7 @@ class Zygote {
             PyOS_AfterFork_Parent();
             ::close(null);
             cgroups_.remove(child.cgroup);
+            pids_cgroups_.remove(child.pids_cgroup);
             cpu_cgroups_.remove(child.cpu_cgroup);
             throw;
         }
@@ -319,6 +344,7 @@ class Zygote {
         std::vector<std::string> signals = it->second.signals;
         unwatch_process(pid_t(request.pid));
         cgroups_.remove(it->second.cgroup);
+        pids_cgroups_.remove(it->second.pids_cgroup);
         cpu_cgroups_.remove(it->second.cpu_cgroup);
         children_.erase(it);
         kill_strays();
@@ -354,6 +380,7 @@ class Zygote {
     std::string device_kind_;
     std::map<pid_t, Child> children_;
     sandbox::MemoryCgroups cgroups_;
+    sandbox::PidsCgroups pids_cgroups_;
     sandbox::CpuCgroups cpu_cgroups_;
     bool cuda_checked_ = false;
     std::map<std::string, std::string> cuda_unusable_;

@@ -3,15 +3,18 @@
 // reported as off.
 #include "sandbox/lockdown.hpp"
 #include "sandbox/cpu_cgroup.hpp"
+#include "sandbox/pids_cgroup.hpp"
 
 #include "core/error.hpp"
 #include "core/files.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
@@ -20,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -127,6 +131,117 @@ TEST_F(Lockdown, EachLayerForcedOffIsReportedAsForcedOff) {
             << layer << ": " << r.layers.missing.at(layer);
         EXPECT_FALSE(applied(r.layers, layer)) << layer;
     }
+}
+
+// A timer watched through many epoll registrations makes the kernel work in the timer's
+// interrupt, charged to no process: epoll is refused, and descriptors (which poll and select
+// can fan out to, at the waiter's own cost) stop at kOpenFiles, a limit it cannot raise, and
+// POSIX timers (re-armed in the interrupt while their signal is ignored, before Linux 6.13) at
+// kPendingSignals.
+TEST_F(Lockdown, HasNoEpollAndBoundedFilesAndTimers) {
+    Run r = run(spec(), [] {
+        int ep = ::epoll_create1(EPOLL_CLOEXEC);
+        say("epoll " + std::string(ep >= 0 ? "made" : std::strerror(errno)));
+#ifdef SYS_epoll_create
+        int legacy = int(::syscall(SYS_epoll_create, 8));
+        say("legacy " + std::string(legacy >= 0 ? "made" : std::strerror(errno)));
+#else
+        say("legacy Operation not permitted");  // no such call here
+#endif
+        rlimit more{kOpenFiles * 4, kOpenFiles * 4};
+        say("raise " + std::string(::setrlimit(RLIMIT_NOFILE, &more) == 0 ? "done" : "refused"));
+        int last = -1;
+        for (int fd; (fd = ::dup(0)) >= 0;) last = fd;
+        say("last " + std::to_string(last));
+        // POSIX timers whose signal is ignored: each holds a queued signal of the user's.
+        ::signal(SIGRTMIN, SIG_IGN);
+        int timers = 0;
+        for (; timers < int(kPendingSignals) * 4; ++timers) {
+            sigevent event{};
+            event.sigev_notify = SIGEV_SIGNAL;
+            event.sigev_signo = SIGRTMIN;
+            timer_t id;
+            if (::timer_create(CLOCK_MONOTONIC, &event, &id) != 0) break;
+        }
+        say("timers " + std::to_string(timers) + " " + std::strerror(errno));
+        return 0;
+    });
+    ASSERT_TRUE(applied(r.layers, "event_limits"))
+        << (r.layers.missing.count("event_limits") ? r.layers.missing.at("event_limits") : "");
+    EXPECT_NE(r.out.find("epoll Operation not permitted\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("legacy Operation not permitted\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("raise refused\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("last " + std::to_string(kOpenFiles - 1) + "\n"), std::string::npos)
+        << r.out;
+    int timers = -1;  // the user's other queued signals count too
+    auto at = r.out.find("timers ");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    std::sscanf(r.out.c_str() + at, "timers %d", &timers);
+    EXPECT_LE(timers, int(kPendingSignals)) << r.out;
+    EXPECT_NE(r.out.find("Resource temporarily unavailable", at), std::string::npos) << r.out;
+
+    LockdownSpec off = spec();
+    off.disabled = {"event_limits"};
+    off.disabled_reason = "test";
+    Run o = run(off, [] {
+        int ep = ::epoll_create1(EPOLL_CLOEXEC);
+        say("epoll " + std::string(ep >= 0 ? "made" : std::strerror(errno)));
+        return 0;
+    });
+    EXPECT_NE(o.out.find("epoll made\n"), std::string::npos) << o.out;
+}
+
+// A thread and fork bomb stops at the task limit of its pids cgroup, not at the machine's.
+TEST_F(Lockdown, AForkAndThreadBombStopsAtItsTaskLimit) {
+    PidsCgroups cgroups;
+    if (!cgroups.available()) GTEST_SKIP() << "no pids cgroup here: " << cgroups.missing_reason();
+    LockdownSpec s = spec();
+    s.pids_cgroup = cgroups.make(64);
+    ASSERT_FALSE(s.pids_cgroup.empty()) << cgroups.missing_reason();
+    Run r = run(s, [] {
+        int tasks = 1, error = 0;
+        for (;;) {  // processes that each hold a thread, then threads alone
+            pid_t child = ::fork();
+            if (child < 0) {
+                error = errno;
+                break;
+            }
+            if (child == 0) {
+                std::thread([] { ::pause(); }).detach();
+                ::pause();
+            }
+            ++tasks;
+            if (tasks > 16) break;
+        }
+        ::usleep(100000);
+        for (; !error;) {
+            pthread_t t;
+            pthread_attr_t attr;
+            pthread_attr_init(&attr);
+            pthread_attr_setstacksize(&attr, 64 * 1024);
+            error = pthread_create(
+                &t, &attr,
+                [](void*) -> void* {
+                    ::pause();
+                    return nullptr;
+                },
+                nullptr);
+            pthread_attr_destroy(&attr);
+            if (!error) ++tasks;
+            if (tasks > 100000) break;
+        }
+        say("tasks " + std::to_string(tasks) + " " + std::strerror(error));
+        ::_exit(0);
+        return 0;
+    });
+    EXPECT_TRUE(applied(r.layers, "pids_limit"))
+        << (r.layers.missing.count("pids_limit") ? r.layers.missing.at("pids_limit") : "");
+    int tasks = 0;
+    std::sscanf(r.out.c_str(), "tasks %d", &tasks);
+    EXPECT_GT(tasks, 16) << r.out;
+    EXPECT_LE(tasks, 64) << r.out;
+    EXPECT_NE(r.out.find("Resource temporarily unavailable"), std::string::npos) << r.out;
+    cgroups.remove(s.pids_cgroup);
 }
 
 // The CPU time of processes that started and ended between two looks, reaped by the kernel
