@@ -1,6 +1,7 @@
 // Interrupt-time work a process can make the kernel do for it, charged to no process: one 1 ms
-// timerfd watched E x D times (E epoll instances, each watching D duplicates) or polled by T
-// threads over D duplicates, beside a loop on the same core. Prints the loop's speed and the
+// timerfd watched E x D times (E epoll instances, each watching D duplicates), polled by T
+// threads over D duplicates, or (poll0) listed D times with no events by T threads blocked in
+// poll, which it never wakes, beside a loop on the same core. Prints the loop's speed and the
 // CPU time charged to the timer's process.
 //
 //   gcc -O2 -pthread -o /tmp/wakeup_fanout bench/micro/wakeup_fanout.c
@@ -55,6 +56,16 @@ static void* poller(void* arg) {
     return NULL;
 }
 
+// Blocked in poll on one descriptor listed dup_count times with no events: woken by nothing,
+// its registrations stay as long as the process.
+static void* sleeper(void* arg) {
+    (void)arg;
+    struct pollfd* p = calloc(dup_count, sizeof *p);
+    for (int i = 0; i < dup_count; ++i) p[i] = (struct pollfd){timer_fd, 0, 0};
+    poll(p, dup_count, -1);
+    return NULL;
+}
+
 // The timer's process: mode 'e' (epoll) or 'p' (poll); writes its own CPU seconds to out.
 static void timer_process(char mode, int count, int d, double seconds, int out) {
     timer_fd = timerfd_create(CLOCK_MONOTONIC, mode == 'p' ? TFD_NONBLOCK : 0);
@@ -78,6 +89,15 @@ static void timer_process(char mode, int count, int d, double seconds, int out) 
             unsigned long long ticks;
             (void)!read(timer_fd, &ticks, 8);
         }
+    } else if (mode == 'n') {
+        for (int t = 0; t < count; ++t) pthread_create(&threads[t], NULL, sleeper, NULL);
+        usleep(300000);
+        timerfd_settime(timer_fd, 0, &period, NULL);
+        for (double end = now() + seconds; now() < end;) {
+            unsigned long long ticks;
+            (void)!read(timer_fd, &ticks, 8);
+        }
+        registrations = (long)count * d;  // the sleepers end with the process
     } else {
         timerfd_settime(timer_fd, 0, &period, NULL);
         for (int t = 0; t < count; ++t) pthread_create(&threads[t], NULL, poller, NULL);
@@ -107,8 +127,12 @@ int main(int argc, char** argv) {
     }
     int core = atoi(argv[1]);
     double seconds = atof(argv[2]);
-    struct { char mode; int count, dups; } configs[] = {
-        {'-', 0, 0}, {'e', 1, 8000}, {'e', 150, 130}, {'p', 150, 130}, {'p', 20, 1000}};
+    struct {
+        char mode;
+        int count, dups;
+    } configs[] = {
+        {'-', 0, 0},    {'e', 1, 8000},   {'e', 150, 130}, {'p', 150, 130},
+        {'p', 20, 1000}, {'n', 20, 1024}, {'n', 200, 1024}};
     struct rlimit files = {20000, 20000};
     setrlimit(RLIMIT_NOFILE, &files);
     pin(core);
@@ -137,7 +161,8 @@ int main(int argc, char** argv) {
         waitpid(child, NULL, 0);
         close(pipe_fds[0]);
         close(pipe_fds[1]);
-        printf("%-6s %8d %6d %14ld %9.0f%% %12.3f\n", configs[c].mode == 'e' ? "epoll" : "poll",
+        const char* name = configs[c].mode == 'e' ? "epoll" : configs[c].mode == 'p' ? "poll" : "poll0";
+        printf("%-6s %8d %6d %14ld %9.0f%% %12.3f\n", name,
                configs[c].count, configs[c].dups, registrations, 100.0 * speed / alone, cpu);
     }
     return 0;

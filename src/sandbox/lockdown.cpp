@@ -330,12 +330,12 @@ bool cover_cgroup_mounts() {
     return true;
 }
 
-// At most kOpenFiles descriptors open: what a timer or an event can fan out to, and what a
+// At most kOpenFiles descriptors open: what one poll can list, and what a
 // sandbox holds of the machine's files. At most kPendingSignals queued signals, which also
 // bounds its POSIX timers (each holds one): before Linux 6.13 a periodic timer whose signal is
 // ignored is re-armed in the timer's interrupt at every tick, forever, charged to no one. Soft
-// and hard limits both, so that they cannot be raised. The refusal of epoll is the other half of
-// the layer (seccomp.hpp). Empty on success, else why not.
+// and hard limits both, so that they cannot be raised. The refusal of epoll, timerfd, signalfd
+// and AIO is the other half of the layer (seccomp.hpp). Empty on success, else why not.
 std::string limit_events() {
     for (auto [resource, most] : {std::pair{RLIMIT_NOFILE, rlim_t(kOpenFiles)},
                                   std::pair{RLIMIT_SIGPENDING, rlim_t(kPendingSignals)}}) {
@@ -448,7 +448,7 @@ std::string limit_events() {
         layers.add("event_limits", false, disabled("event_limits"));
     else {
         std::string why = limit_events();
-        if (why.empty()) why = nnp ? refuse_epoll() : nnp_error;
+        if (why.empty()) why = nnp ? refuse_uncharged_wakeups() : nnp_error;
         layers.add("event_limits", why.empty(), why);
     }
 
@@ -559,6 +559,14 @@ int hide_other_folders(const LockdownSpec& spec) {
         struct stat mqueue {};
         if (mount_error == 0 && ::stat("/dev/mqueue", &mqueue) == 0 && S_ISDIR(mqueue.st_mode))
             mount_error = try_call(::mount("tmpfs", "/dev/mqueue", "tmpfs",
+                                           MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                                           "size=4k,mode=0555"));
+        // Pressure-stall triggers (/proc/pressure, writable by anyone) are woken by a kernel
+        // thread, which walks their waiters uncharged (see event_limits): covered too.
+        struct stat pressure {};
+        if (mount_error == 0 && ::stat("/proc/pressure", &pressure) == 0 &&
+            S_ISDIR(pressure.st_mode))
+            mount_error = try_call(::mount("tmpfs", "/proc/pressure", "tmpfs",
                                            MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
                                            "size=4k,mode=0555"));
         if (mount_error == 0) mount_error = hide_other_folders(spec);

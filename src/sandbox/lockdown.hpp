@@ -26,11 +26,12 @@ namespace kbench::sandbox {
 //                      kernels no TCP and no signals to processes outside it
 //   seccomp            no ptrace, no reading or writing other processes' memory, no new
 //                      namespaces, no internet sockets, no io_uring, no kernel keyrings
-//   event_limits       no epoll, at most kOpenFiles open descriptors and kPendingSignals
-//                      queued signals (and so POSIX timers): a timer watched through thousands
-//                      of epoll registrations made the kernel work at every expiry, in the
-//                      interrupt, on the core it was armed on (the timing core on GPUs) and
-//                      charged to no process, so no cgroup saw it
+//   event_limits       no epoll, timerfd, signalfd or Linux AIO, no pressure-stall triggers,
+//                      at most kOpenFiles open descriptors and kPendingSignals queued signals
+//                      (and so POSIX timers): a timer watched through thousands of epoll (or
+//                      never-matching poll) registrations made the kernel work at every
+//                      expiry, in the interrupt, on the core it was armed on (the timing core
+//                      on GPUs) and charged to no process, so no cgroup saw it
 //   capabilities       none, and none to gain by exec
 //   memory_limit       a memory cgroup of its own
 //   pids_limit         at most kMaxTasks processes and threads at once (a pids cgroup, or on

@@ -19,9 +19,11 @@
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/shm.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -150,6 +152,19 @@ TEST_F(Lockdown, HasNoEpollAndBoundedFilesAndTimers) {
 #endif
         rlimit more{kOpenFiles * 4, kOpenFiles * 4};
         say("raise " + std::string(::setrlimit(RLIMIT_NOFILE, &more) == 0 ? "done" : "refused"));
+        // What an interrupt or a kernel thread would wake at a time of its choosing.
+        int timer = ::timerfd_create(CLOCK_MONOTONIC, 0);
+        say("timerfd " + std::string(timer >= 0 ? "made" : std::strerror(errno)));
+        sigset_t alarm;
+        sigemptyset(&alarm);
+        sigaddset(&alarm, SIGALRM);
+        int sfd = ::signalfd(-1, &alarm, 0);
+        say("signalfd " + std::string(sfd >= 0 ? "made" : std::strerror(errno)));
+        unsigned long aio = 0;
+        say("aio " +
+            std::string(::syscall(SYS_io_setup, 8, &aio) == 0 ? "made" : std::strerror(errno)));
+        int pressure = ::open("/proc/pressure/cpu", O_WRONLY);
+        say("pressure " + std::string(pressure >= 0 ? "opened" : "not opened"));
         int last = -1;
         for (int fd; (fd = ::dup(0)) >= 0;) last = fd;
         say("last " + std::to_string(last));
@@ -171,6 +186,11 @@ TEST_F(Lockdown, HasNoEpollAndBoundedFilesAndTimers) {
     EXPECT_NE(r.out.find("epoll Operation not permitted\n"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("legacy Operation not permitted\n"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("raise refused\n"), std::string::npos) << r.out;
+    for (const char* refused : {"timerfd", "signalfd", "aio"})
+        EXPECT_NE(r.out.find(std::string(refused) + " Operation not permitted\n"),
+                  std::string::npos)
+            << r.out;
+    EXPECT_NE(r.out.find("pressure not opened\n"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("last " + std::to_string(kOpenFiles - 1) + "\n"), std::string::npos)
         << r.out;
     int timers = -1;  // the user's other queued signals count too
