@@ -330,21 +330,16 @@ bool cover_cgroup_mounts() {
     return true;
 }
 
-// At most kOpenFiles descriptors open: what one poll can list, and what a
-// sandbox holds of the machine's files. At most kPendingSignals queued signals, which also
-// bounds its POSIX timers (each holds one): before Linux 6.13 a periodic timer whose signal is
-// ignored is re-armed in the timer's interrupt at every tick, forever, charged to no one. Soft
-// and hard limits both, so that they cannot be raised. The refusal of epoll, timerfd, signalfd
-// and AIO is the other half of the layer (seccomp.hpp). Empty on success, else why not.
+// At most kOpenFiles descriptors open (soft and hard limit, so that it cannot be raised): what
+// one poll can list, and what a sandbox holds of the machine's files. The refusals of
+// seccomp.hpp's refuse_uncharged_wakeups are the other half of the layer. Empty on success, else
+// why not.
 std::string limit_events() {
-    for (auto [resource, most] : {std::pair{RLIMIT_NOFILE, rlim_t(kOpenFiles)},
-                                  std::pair{RLIMIT_SIGPENDING, rlim_t(kPendingSignals)}}) {
-        rlimit limit{};
-        if (::getrlimit(resource, &limit) != 0) return "getrlimit: " + errno_text(errno);
-        limit.rlim_cur = std::min(limit.rlim_cur, most);
-        limit.rlim_max = std::min(limit.rlim_max, most);
-        if (::setrlimit(resource, &limit) != 0) return "setrlimit: " + errno_text(errno);
-    }
+    rlimit files{};
+    if (::getrlimit(RLIMIT_NOFILE, &files) != 0) return "getrlimit: " + errno_text(errno);
+    files.rlim_cur = std::min<rlim_t>(files.rlim_cur, kOpenFiles);
+    files.rlim_max = std::min<rlim_t>(files.rlim_max, kOpenFiles);
+    if (::setrlimit(RLIMIT_NOFILE, &files) != 0) return "setrlimit: " + errno_text(errno);
     return {};
 }
 
@@ -562,13 +557,16 @@ int hide_other_folders(const LockdownSpec& spec) {
                                            MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
                                            "size=4k,mode=0555"));
         // Pressure-stall triggers (/proc/pressure, writable by anyone) are woken by a kernel
-        // thread, which walks their waiters uncharged (see event_limits): covered too.
-        struct stat pressure {};
-        if (mount_error == 0 && ::stat("/proc/pressure", &pressure) == 0 &&
-            S_ISDIR(pressure.st_mode))
-            mount_error = try_call(::mount("tmpfs", "/proc/pressure", "tmpfs",
-                                           MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                                           "size=4k,mode=0555"));
+        // thread, and a pseudo-terminal's input by a kernel worker: either walks the poll
+        // registrations on them uncharged (seccomp.hpp's refuse_uncharged_wakeups). Covered too
+        // (without /dev/pts, /dev/ptmx makes no terminal).
+        for (const char* folder : {"/proc/pressure", "/dev/pts"}) {
+            struct stat st {};
+            if (mount_error == 0 && ::stat(folder, &st) == 0 && S_ISDIR(st.st_mode))
+                mount_error = try_call(::mount("tmpfs", folder, "tmpfs",
+                                               MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                                               "size=4k,mode=0555"));
+        }
         if (mount_error == 0) mount_error = hide_other_folders(spec);
     }
     pid_t body_pid = ::fork();

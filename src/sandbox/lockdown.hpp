@@ -17,7 +17,8 @@ namespace kbench::sandbox {
 //   identity           a dedicated user (kbench run as root) or a user namespace (otherwise)
 //   pid_namespace      its own PID namespace: it sees and can signal only its own processes,
 //                      and everything it starts dies with it
-//   mount_namespace    a /proc of its own namespace and a private /dev/shm
+//   mount_namespace    a /proc of its own namespace and a private /dev/shm; /proc/pressure and
+//                      /dev/pts covered (their wake-ups come from kernel threads)
 //   network_namespace  no network but an unconfigured loopback
 //   ipc_namespace      System V shared memory, semaphores and message queues of its own, gone
 //                      with it (without one, a segment it made outlived it, holding memory no
@@ -26,10 +27,9 @@ namespace kbench::sandbox {
 //                      kernels no TCP and no signals to processes outside it
 //   seccomp            no ptrace, no reading or writing other processes' memory, no new
 //                      namespaces, no internet sockets, no io_uring, no kernel keyrings
-//   event_limits       no epoll, timerfd, signalfd or Linux AIO, no pressure-stall triggers,
-//                      at most kOpenFiles open descriptors and kPendingSignals queued signals
-//                      (and so POSIX timers): a timer watched through thousands of epoll (or
-//                      never-matching poll) registrations made the kernel work at every
+//   event_limits       no epoll, timerfd, signalfd, Linux AIO or POSIX timers, and at most
+//                      kOpenFiles open descriptors: a timer watched through thousands of epoll
+//                      (or never-matching poll) registrations made the kernel work at every
 //                      expiry, in the interrupt, on the core it was armed on (the timing core
 //                      on GPUs) and charged to no process, so no cgroup saw it
 //   capabilities       none, and none to gain by exec
@@ -47,10 +47,8 @@ inline const std::vector<std::string>& lockdown_layers() {
     return layers;
 }
 
-// The open-file and queued-signal limits (soft and hard) of a confined process under
-// event_limits. Queued signals are counted for the user, all its processes together.
+// The open-file limit (soft and hard) of a confined process under event_limits.
 inline constexpr unsigned kOpenFiles = 1024;
-inline constexpr unsigned kPendingSignals = 256;
 
 struct LockdownSpec {
     std::vector<std::string> writable;  // folders it may write: its own scratch

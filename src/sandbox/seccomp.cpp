@@ -159,9 +159,10 @@ std::vector<sock_filter> program() {
 // poll's and select's whose events never match (a thread blocked in poll on one descriptor
 // listed 1024 times with no events). Woken from an interrupt at a time the process chose, that
 // walk is charged to whatever runs on that core (on GPUs, the timing core, where the baseline
-// runs too). Refused (EPERM): epoll (Python's selectors fall back to poll), and the descriptors
-// an interrupt wakes at a chosen time: timerfd, signalfd (the signals of POSIX timers and
-// itimers), Linux AIO (its completions signal an eventfd).
+// runs too). Refused (EPERM): epoll, and what an interrupt wakes at a chosen time: timerfd,
+// signalfd (the signals of timers), Linux AIO (its completions signal an eventfd), POSIX timers
+// (before Linux 6.13 a periodic one whose signal is ignored is re-armed in the interrupt at every
+// tick, forever: work with no waiter at all).
 std::vector<sock_filter> event_program() {
     std::vector<long> calls = {
 #ifdef SYS_epoll_create
@@ -170,7 +171,7 @@ std::vector<sock_filter> event_program() {
 #ifdef SYS_signalfd
         SYS_signalfd,
 #endif
-        SYS_epoll_create1, SYS_timerfd_create, SYS_signalfd4, SYS_io_setup};
+        SYS_epoll_create1, SYS_timerfd_create, SYS_signalfd4, SYS_io_setup, SYS_timer_create};
     std::vector<sock_filter> p;
     p.push_back(bpf_statement(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)));
     p.push_back(bpf_jump(BPF_JMP | BPF_JEQ | BPF_K, kArch, 1, 0));

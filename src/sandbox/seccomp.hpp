@@ -13,10 +13,10 @@ namespace kbench::sandbox {
 // success, else why there is no filter.
 std::string apply_seccomp();
 
-// Installs a filter that refuses (EPERM) epoll, timerfd, signalfd and Linux AIO: registrations
-// that persist on a wait queue, and descriptors an interrupt wakes at a time the process chose,
-// whose walks of such registrations no process is charged for (Python's selectors fall back to
-// poll). Needs no_new_privs set first. Empty on success, else why there is none.
+// Installs a filter that refuses (EPERM) epoll, timerfd, signalfd, Linux AIO and POSIX timers:
+// registrations that persist on a wait queue, and what an interrupt wakes at a time the process
+// chose, whose work no process is charged for. Needs no_new_privs set first. Empty on success,
+// else why there is none.
 std::string refuse_uncharged_wakeups();
 
 }  // namespace kbench::sandbox

@@ -280,6 +280,10 @@ class Zygote {
             if (cgroups_.v2() && !child.cgroup.empty()) {
                 spec.pids_cgroup_missing = sandbox::limit_tasks(child.cgroup, sandbox::kMaxTasks);
                 if (spec.pids_cgroup_missing.empty()) spec.pids_cgroup = child.cgroup;
+            } else if (!pids_cgroups_.available() && !spec.cgroup_missing.empty()) {
+                spec.pids_cgroup_missing = "no memory cgroup to hold the task limit (" +
+                                           spec.cgroup_missing + ") and " +
+                                           pids_cgroups_.missing_reason();
             } else {
                 child.pids_cgroup = pids_cgroups_.make(sandbox::kMaxTasks);
                 spec.pids_cgroup = child.pids_cgroup;
