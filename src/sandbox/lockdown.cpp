@@ -319,14 +319,18 @@ unsigned long kept_mount_flags(const char* path) {
     return flags;
 }
 
+// An empty, read-only folder over path in this mount namespace; false (errno set) if not.
+bool cover(const char* path) {
+    return ::mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                   "size=4k,mode=0555") == 0;
+}
+
 // Every cgroup (v1 or v2) mount of this mount namespace covered by an empty, read-only folder:
 // nothing there to write, and no other sandbox's counters to read (the reference's CPU time
 // would say when it works); false (errno set) if one could not be.
 bool cover_cgroup_mounts() {
     for (const std::string& point : cgroup_mount_points())
-        if (::mount("tmpfs", point.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                    "size=4k,mode=0555") != 0)
-            return false;
+        if (!cover(point.c_str())) return false;
     return true;
 }
 
@@ -549,23 +553,16 @@ int hide_other_folders(const LockdownSpec& spec) {
         if (mount_error == 0)
             mount_error = try_call(
                 ::mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=1777"));
-        // POSIX message queues through the host's mqueue mount belong to the host's IPC
-        // namespace, whatever the process's own: an empty, read-only folder over it.
-        struct stat mqueue {};
-        if (mount_error == 0 && ::stat("/dev/mqueue", &mqueue) == 0 && S_ISDIR(mqueue.st_mode))
-            mount_error = try_call(::mount("tmpfs", "/dev/mqueue", "tmpfs",
-                                           MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                                           "size=4k,mode=0555"));
-        // Pressure-stall triggers (/proc/pressure, writable by anyone) are woken by a kernel
-        // thread, and a pseudo-terminal's input by a kernel worker: either walks the poll
-        // registrations on them uncharged (seccomp.hpp's refuse_uncharged_wakeups). Covered too
-        // (without /dev/pts, /dev/ptmx makes no terminal).
-        for (const char* folder : {"/proc/pressure", "/dev/pts"}) {
+        // Covered by an empty, read-only folder where the machine has them: POSIX message
+        // queues through the host's mqueue mount, which belong to the host's IPC namespace
+        // whatever the process's own; pressure-stall triggers (/proc/pressure, writable by
+        // anyone), woken by a kernel thread, and pseudo-terminals (without /dev/pts, /dev/ptmx
+        // makes none), whose input a kernel worker delivers: either walks the poll registrations
+        // on them uncharged (seccomp.hpp's refuse_uncharged_wakeups).
+        for (const char* folder : {"/dev/mqueue", "/proc/pressure", "/dev/pts"}) {
             struct stat st {};
             if (mount_error == 0 && ::stat(folder, &st) == 0 && S_ISDIR(st.st_mode))
-                mount_error = try_call(::mount("tmpfs", folder, "tmpfs",
-                                               MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                                               "size=4k,mode=0555"));
+                mount_error = cover(folder) ? 0 : errno;
         }
         if (mount_error == 0) mount_error = hide_other_folders(spec);
     }
