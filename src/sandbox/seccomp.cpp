@@ -113,24 +113,29 @@ constexpr std::uint32_t kAllow = SECCOMP_RET_ALLOW;
 constexpr std::uint32_t kEperm = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
 constexpr std::uint32_t kEnosys = SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA);
 
-std::vector<sock_filter> program() {
-    const std::uint32_t nr = offsetof(seccomp_data, nr);
-    const std::uint32_t arch = offsetof(seccomp_data, arch);
-    const std::uint32_t arg0 = offsetof(seccomp_data, args[0]);  // low half on little-endian
+// The start of a filter: another architecture kills the process, x32 numbers and calls are
+// refused (EPERM), and the call's number is left loaded for what follows.
+std::vector<sock_filter> refusing(const std::vector<long>& calls) {
     std::vector<sock_filter> p;
-    p.push_back(bpf_statement(BPF_LD | BPF_W | BPF_ABS, arch));
+    p.push_back(bpf_statement(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)));
     p.push_back(bpf_jump(BPF_JMP | BPF_JEQ | BPF_K, kArch, 1, 0));
     p.push_back(bpf_statement(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
-    p.push_back(bpf_statement(BPF_LD | BPF_W | BPF_ABS, nr));
+    p.push_back(bpf_statement(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)));
 #if defined(__x86_64__)
     // x32 numbers (bit 30 set) would name the same calls under numbers the list lacks.
     p.push_back(bpf_jump(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1));
     p.push_back(bpf_statement(BPF_RET | BPF_K, kEperm));
 #endif
-    for (long call : refused()) {
+    for (long call : calls) {
         p.push_back(bpf_jump(BPF_JMP | BPF_JEQ | BPF_K, std::uint32_t(call), 0, 1));
         p.push_back(bpf_statement(BPF_RET | BPF_K, kEperm));
     }
+    return p;
+}
+
+std::vector<sock_filter> program() {
+    const std::uint32_t arg0 = offsetof(seccomp_data, args[0]);  // low half on little-endian
+    std::vector<sock_filter> p = refusing(refused());
 #ifdef SYS_clone3
     p.push_back(bpf_jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1));
     p.push_back(bpf_statement(BPF_RET | BPF_K, kEnosys));
@@ -172,19 +177,7 @@ std::vector<sock_filter> event_program() {
         SYS_signalfd,
 #endif
         SYS_epoll_create1, SYS_timerfd_create, SYS_signalfd4, SYS_io_setup, SYS_timer_create};
-    std::vector<sock_filter> p;
-    p.push_back(bpf_statement(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)));
-    p.push_back(bpf_jump(BPF_JMP | BPF_JEQ | BPF_K, kArch, 1, 0));
-    p.push_back(bpf_statement(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
-    p.push_back(bpf_statement(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)));
-#if defined(__x86_64__)
-    p.push_back(bpf_jump(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1));  // x32: as above
-    p.push_back(bpf_statement(BPF_RET | BPF_K, kEperm));
-#endif
-    for (long call : calls) {
-        p.push_back(bpf_jump(BPF_JMP | BPF_JEQ | BPF_K, std::uint32_t(call), 0, 1));
-        p.push_back(bpf_statement(BPF_RET | BPF_K, kEperm));
-    }
+    std::vector<sock_filter> p = refusing(calls);
     p.push_back(bpf_statement(BPF_RET | BPF_K, kAllow));
     return p;
 }
