@@ -108,6 +108,17 @@ std::string cgroup1_mount(const std::string& controller) {
     return {};
 }
 
+std::string make_cgroup_folder(const std::string& root, const std::string& tag, unsigned& n,
+                               std::string& missing) {
+    std::string path =
+        root + "/kbench-" + std::to_string(::getpid()) + "-" + tag + std::to_string(n++);
+    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+        missing = "cannot make " + path + ": " + std::strerror(errno);
+        return {};
+    }
+    return path;
+}
+
 bool write_cgroup_file(const std::string& path, const std::string& text) {
     std::ofstream out(path);
     out << text;
@@ -164,14 +175,7 @@ CpuCgroups::CpuCgroups() {
 }
 
 std::string CpuCgroups::make() {
-    if (root_.empty()) return {};
-    std::string path =
-        root_ + "/kbench-" + std::to_string(::getpid()) + "-cpu" + std::to_string(counter_++);
-    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
-        missing_ = "cannot make " + path + ": " + std::strerror(errno);
-        return {};
-    }
-    return path;
+    return root_.empty() ? std::string() : make_cgroup_folder(root_, "cpu", counter_, missing_);
 }
 
 void CpuCgroups::remove(const std::string& path) {

@@ -63,6 +63,11 @@ std::string cgroup_path(const std::string& proc_file, const std::string& control
 // This process's own cgroup folder in the v1 hierarchy that has controller; empty where none.
 std::string own_cgroup1_folder(const std::string& controller);
 
+// A new kbench cgroup folder under root, kbench-<pid>-<tag><n> (n counted up, so that
+// remove_stale_cgroups can tell whose it is); empty, with why in missing, on failure.
+std::string make_cgroup_folder(const std::string& root, const std::string& tag, unsigned& n,
+                               std::string& missing);
+
 // Writes text to a cgroup file (a limit, cgroup.procs); false where the kernel refused it.
 bool write_cgroup_file(const std::string& path, const std::string& text);
 

@@ -1,10 +1,7 @@
 #include "sandbox/memory_cgroup.hpp"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -61,12 +58,8 @@ MemoryCgroups::MemoryCgroups() {
 
 std::string MemoryCgroups::make(std::uint64_t limit_bytes) {
     if (root_.empty()) return {};
-    std::string path =
-        root_ + "/kbench-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++);
-    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
-        missing_ = "cannot make " + path + ": " + std::strerror(errno);
-        return {};
-    }
+    std::string path = make_cgroup_folder(root_, "", counter_, missing_);
+    if (path.empty()) return {};
     std::string limit = std::to_string(limit_bytes);
     bool ok = v2_ ? write_cgroup_file(path + "/memory.max", limit) &&
                         (write_cgroup_file(path + "/memory.swap.max", "0") || true)

@@ -3,9 +3,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-
 #include "sandbox/cpu_cgroup.hpp"
 
 namespace kbench::sandbox {
@@ -22,12 +19,8 @@ PidsCgroups::PidsCgroups() {
 
 std::string PidsCgroups::make(unsigned max_tasks) {
     if (root_.empty()) return {};
-    std::string path =
-        root_ + "/kbench-" + std::to_string(::getpid()) + "-pids" + std::to_string(counter_++);
-    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
-        missing_ = "cannot make " + path + ": " + std::strerror(errno);
-        return {};
-    }
+    std::string path = make_cgroup_folder(root_, "pids", counter_, missing_);
+    if (path.empty()) return {};
     if (!write_cgroup_file(path + "/pids.max", std::to_string(max_tasks))) {
         missing_ = "cannot set the task limit of " + path;
         ::rmdir(path.c_str());
