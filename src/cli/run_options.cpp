@@ -10,6 +10,7 @@
 #include "build/toolchain.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/memory_plan.hpp"
 #include "integrity/rules.hpp"
 #include "report/progress.hpp"
 #include "schedule/devices.hpp"
@@ -42,6 +43,11 @@ void add_run_options(CLI::App* cmd, RunOptions& o) {
     cmd->add_flag("--quiet,-q", o.quiet, "No progress lines on stderr");
     cmd->add_flag("--verbose,-v", o.verbose, "A progress line per phase");
     cmd->add_flag("--no-timing", o.no_timing, "Check correctness only");
+    cmd->add_option("--device-memory", o.device_memory_gib,
+                    "GiB of device memory to evaluate within, as on a GPU that has that much "
+                    "(24, 40, 80): every party (judge, both sandboxes) held to its share of "
+                    "kbench's memory plan; a problem that needs more gets a load_error saying so")
+        ->check(CLI::PositiveNumber);
     cmd->add_option("--python", o.python, "Python with torch (default: $KBENCH_PYTHON, python3)");
     cmd->add_option("--gpu-peaks", o.gpu_peaks,
                     "A GPU table of your own (the schema of data/gpus.json), ahead of kbench's")
@@ -114,6 +120,11 @@ CheckConfig make_config(const RunOptions& o, const std::string& device_label) {
     config.timing = o.timing;
     config.timing.protocol = config.mode;
     config.measure = !o.no_timing;
+    if (o.device_memory_gib) {
+        if (device_label == "cpu")
+            throw UsageError("--device-memory is for GPUs: the CPU's memory is not planned");
+        config.device_memory = std::uint64_t(*o.device_memory_gib * double(kGiB));
+    }
     return config;
 }
 

@@ -30,6 +30,7 @@ struct RunOptions {
     bool verbose = false;
     bool no_timing = false;
     std::optional<double> tolerance;
+    std::optional<double> device_memory_gib;  // --device-memory
     std::optional<std::string> python;
     std::optional<std::string> cache_dir;
     std::optional<std::string> gpu_peaks;

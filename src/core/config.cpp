@@ -110,26 +110,28 @@ TimingConfig TimingConfig::from_json(const json& j) {
 }
 
 json CheckConfig::to_json() const {
-    return json{{"mode", std::string(to_string(mode))},
-                {"precision", std::string(to_string(precision))},
-                {"tf32", tf32},
-                {"trials", trials},
-                {"seed", seed},
-                {"device", device},
-                {"tolerance", tolerance ? json(*tolerance) : json(nullptr)},
-                {"limits",
-                 {{"build_s", limits.build_s},
-                  {"load_s", limits.load_s},
-                  {"correctness_s", limits.correctness_s},
-                  {"timing_s", limits.timing_s},
-                  {"call_factor", limits.call_factor},
-                  {"call_floor_s", limits.call_floor_s},
-                  {"first_call_s", limits.first_call_s}}},
-                {"timing", timing.to_json()},
-                {"measure", measure},
-                {"policy", policy},
-                {"allow", allow},
-                {"deny", deny}};
+    json j{{"mode", std::string(to_string(mode))},
+           {"precision", std::string(to_string(precision))},
+           {"tf32", tf32},
+           {"trials", trials},
+           {"seed", seed},
+           {"device", device},
+           {"tolerance", tolerance ? json(*tolerance) : json(nullptr)},
+           {"limits",
+            {{"build_s", limits.build_s},
+             {"load_s", limits.load_s},
+             {"correctness_s", limits.correctness_s},
+             {"timing_s", limits.timing_s},
+             {"call_factor", limits.call_factor},
+             {"call_floor_s", limits.call_floor_s},
+             {"first_call_s", limits.first_call_s}}},
+           {"timing", timing.to_json()},
+           {"measure", measure},
+           {"policy", policy},
+           {"allow", allow},
+           {"deny", deny}};
+    if (device_memory) j["device_memory"] = device_memory;
+    return j;
 }
 
 CheckConfig CheckConfig::from_json(const json& j) {
@@ -156,6 +158,7 @@ CheckConfig CheckConfig::from_json(const json& j) {
     c.policy = f.text("policy");
     c.allow = j.at("allow").get<std::vector<std::string>>();
     c.deny = j.at("deny").get<std::vector<std::string>>();
+    if (j.contains("device_memory")) c.device_memory = f.count("device_memory");
     return c;
 }
 

@@ -102,6 +102,10 @@ struct CheckConfig {
     std::string policy = "strict";
     std::vector<std::string> allow;
     std::vector<std::string> deny;
+    // --device-memory: the device memory kbench plans every party within, as if the GPU had
+    // that much (bytes; 0: the GPU's own). Written only when set, so that runs made before it
+    // keep their key.
+    std::uint64_t device_memory = 0;
 
     double atol() const { return tolerance.value_or(default_tolerance(precision, tf32)); }
     double rtol() const { return atol(); }

@@ -103,6 +103,7 @@ json Verdict::to_json() const {
     if (!kernel_activity.is_null()) j["kernel_activity"] = kernel_activity;
     if (!floor.is_null()) j["floor"] = floor;
     if (!problem_health.is_null()) j["problem_health"] = problem_health;
+    if (!memory.is_null()) j["memory"] = memory;
     j["phases_s"] = json::object();
     for (const auto& [phase, seconds] : phases_s) j["phases_s"][phase] = real_json(seconds);
     if (!log.empty()) j["log"] = log;
@@ -149,6 +150,7 @@ Verdict Verdict::from_json(const json& j) {
     v.kernel_activity = j.value("kernel_activity", json());
     v.floor = j.value("floor", json());
     v.problem_health = j.value("problem_health", json());
+    v.memory = j.value("memory", json());
     if (j.contains("phases_s") && j["phases_s"].is_object())
         for (const auto& [phase, seconds] : j["phases_s"].items())
             v.phases_s[phase] = real_from_json(seconds, "phases_s");

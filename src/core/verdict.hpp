@@ -95,6 +95,9 @@ struct Verdict {
     json kernel_activity;  // the kernel table's summary (or why there is none); null: not asked
     json floor;            // the problem's floor on the device and the speed of light reached
     json problem_health;   // the audit's record of the problem (flags), or null
+    // Device memory: each party's peak (the judge's, the sandboxes' as they reported them) and
+    // the device's own peak as the judge saw it, with the plan they ran under; null: none.
+    json memory;
     std::map<std::string, double> phases_s;
     std::string log;  // the candidate's own output, capped, kept for failures
 

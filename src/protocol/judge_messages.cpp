@@ -62,27 +62,32 @@ json PrepareProblem::to_json() const {
                 {"mode", mode},
                 {"atol", real_json(atol)},
                 {"rtol", real_json(rtol)},
-                {"tf32", tf32}};
+                {"tf32", tf32},
+                {"device_memory", device_memory},
+                {"rounds", rounds}};
 }
 
 PrepareProblem PrepareProblem::from_json(const json& j) {
     Fields f(j, "prepare request");
-    return {f.text("name"),    f.text("code"),      f.text("sha256"), f.count("seed"),
-            f.small("trials"), f.text("precision"), f.text("mode"),   f.real("atol"),
-            f.real("rtol"),    f.text("tf32")};
+    return {f.text("name"),    f.text("code"),      f.text("sha256"),         f.count("seed"),
+            f.small("trials"), f.text("precision"), f.text("mode"),           f.real("atol"),
+            f.real("rtol"),    f.text("tf32"),      f.count("device_memory"), f.flag("rounds")};
 }
 
 json ProblemPrepared::to_json() const {
-    return json{{"cached", cached},
-                {"inputs_seconds", real_json(inputs_seconds)},
-                {"trial_bytes", trial_bytes},
-                {"precision", precision}};
+    return json{{"cached", cached},           {"inputs_seconds", real_json(inputs_seconds)},
+                {"trial_bytes", trial_bytes}, {"precision", precision},
+                {"memory", memory.to_json()}, {"device_bytes", device_bytes}};
 }
 
 ProblemPrepared ProblemPrepared::from_json(const json& j) {
     Fields f(j, "prepare reply");
-    return {f.flag("cached"), f.real("inputs_seconds"), f.count("trial_bytes"),
-            f.object("precision")};
+    return {f.flag("cached"),
+            f.real("inputs_seconds"),
+            f.count("trial_bytes"),
+            f.object("precision"),
+            ProblemMemory::from_json(f.object("memory")),
+            f.count("device_bytes")};
 }
 
 json AttachRequest::to_json() const {
@@ -148,7 +153,8 @@ json CorrectnessChecked::to_json() const {
                 {"failure", failure},
                 {"arbitration", arbitration},
                 {"kernels", kernels},
-                {"steps_s", steps_json(steps_s)}};
+                {"steps_s", steps_json(steps_s)},
+                {"memory", memory}};
 }
 
 namespace {
@@ -172,7 +178,8 @@ CorrectnessChecked CorrectnessChecked::from_json(const json& j) {
                          f.text("failure"),
                          f.any("arbitration"),
                          kernels_from(f, "correctness reply"),
-                         steps_from(f.object("steps_s"), "correctness reply")};
+                         steps_from(f.object("steps_s"), "correctness reply"),
+                         f.any("memory")};
     if (!c.arbitration.is_null() && !c.arbitration.is_object())
         throw ProtocolError("correctness reply: arbitration is neither null nor an object");
     if (c.trials_passed < 0 || c.trials_passed > c.trials)
@@ -251,7 +258,8 @@ json CandidateTimed::to_json() const {
                 {"reference_kernels", reference_kernels},
                 {"baseline", baseline ? baseline->to_json() : json(nullptr)},
                 {"round_ratios", reals_json(round_ratios)},
-                {"steps_s", steps_json(steps_s)}};
+                {"steps_s", steps_json(steps_s)},
+                {"memory", memory}};
 }
 
 CandidateTimed CandidateTimed::from_json(const json& j) {
@@ -269,6 +277,7 @@ CandidateTimed CandidateTimed::from_json(const json& j) {
     if (!f.any("baseline").is_null()) t.baseline = Measured::from_json(f.object("baseline"));
     t.round_ratios = f.reals("round_ratios");
     t.steps_s = steps_from(f.object("steps_s"), "timing reply");
+    t.memory = f.any("memory");
     for (double r : t.round_ratios)
         if (!std::isfinite(r) || r <= 0)
             throw ProtocolError("timing reply: a round's ratio of " + std::to_string(r));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/config.hpp"
+#include "core/memory_plan.hpp"
 #include "core/verdict.hpp"
 #include "protocol/message.hpp"
 
@@ -39,16 +40,22 @@ struct PrepareProblem {
     std::string mode = "strict";
     double atol = 1e-4, rtol = 1e-4;
     std::string tf32 = "off";  // the precision policy: "off", "on" or "default"
+    // The device memory the judge plans within (--device-memory; 0: the device's own), and
+    // whether the reference's own sandbox will be there too (rounds).
+    std::uint64_t device_memory = 0;
+    bool rounds = true;
 
     json to_json() const;
     static PrepareProblem from_json(const json& j);
 };
 
 struct ProblemPrepared {
-    bool cached = false;            // the judge already held this problem
-    double inputs_seconds = 0;      // one get_inputs() call
-    std::uint64_t trial_bytes = 0;  // one call's inputs and reference outputs
-    json precision;                 // the judge's precision flags under the policy
+    bool cached = false;             // the judge already held this problem
+    double inputs_seconds = 0;       // one get_inputs() call
+    std::uint64_t trial_bytes = 0;   // one call's inputs and reference outputs
+    json precision;                  // the judge's precision flags under the policy
+    ProblemMemory memory;            // what the problem needs, measured with its first call
+    std::uint64_t device_bytes = 0;  // the device's memory, as the judge sees it
 
     json to_json() const;
     static ProblemPrepared from_json(const json& j);
@@ -119,6 +126,7 @@ struct CorrectnessChecked {
     // The kernels the sandbox ran meanwhile (a KernelsReported), or null.
     json kernels;
     StepSeconds steps_s;
+    json memory;  // each party's device memory so far (the verdict's `memory`), or null
 
     json to_json() const;
     static CorrectnessChecked from_json(const json& j);
@@ -162,6 +170,7 @@ struct CandidateTimed {
     std::optional<Measured> baseline;
     std::vector<double> round_ratios;
     StepSeconds steps_s;
+    json memory;  // as in CorrectnessChecked
 
     json to_json() const;
     static CandidateTimed from_json(const json& j);

@@ -159,12 +159,16 @@ CallResult CallResult::from_json(const json& j) {
 }
 
 json CallsDone::to_json() const {
-    return json{{"nonce", nonce}, {"results", list_json(results)}, {"precision", precision}};
+    return json{{"nonce", nonce},
+                {"results", list_json(results)},
+                {"precision", precision},
+                {"peak_bytes", peak_bytes}};
 }
 
 CallsDone CallsDone::from_json(const json& j) {
     Fields f(j, "call reply");
-    return {f.count("nonce"), list_from<CallResult>(f, "results"), f.object("precision")};
+    return {f.count("nonce"), list_from<CallResult>(f, "results"), f.object("precision"),
+            f.count("peak_bytes")};
 }
 
 json ReportKernels::to_json() const {

@@ -145,6 +145,9 @@ struct CallsDone {
     std::uint64_t nonce = 0;
     std::vector<CallResult> results;
     json precision;  // the sandbox's precision flags after the calls (a claim)
+    // The most device memory the sandbox's PyTorch allocator has held (a claim, recorded in the
+    // verdict, never decided on; 0 on a CPU).
+    std::uint64_t peak_bytes = 0;
 
     json to_json() const;
     static CallsDone from_json(const json& j);

@@ -177,6 +177,13 @@ Verdict Evaluator::evaluate(const ProblemSpec& problem, const CandidateSpec& can
                          capped(last_line(failure), 400) +
                          "); it was evaluated again with fresh workers"});
             return v;
+        } catch (const ProblemTooLarge& e) {
+            if (!options_.reference_failures_are_verdicts) throw;
+            Verdict v = blank_verdict(problem, candidate);
+            v.status = Status::load_error;
+            v.reason = std::string(e.what()) + "; " + e.hint();
+            v.memory = {{"plan", e.plan().to_json()}};
+            return v;
         } catch (const ReferenceError& e) {
             if (!options_.reference_failures_are_verdicts) throw;
             Verdict v = blank_verdict(problem, candidate);
@@ -307,11 +314,14 @@ void Evaluator::prepare(const ProblemSpec& problem) {
                                      std::string(to_string(c.mode)),
                                      c.atol(),
                                      c.rtol(),
-                                     c.tf32};
+                                     c.tf32,
+                                     c.device_memory,
+                                     c.measure && c.timing.rounds()};
     auto reply = judge().call<protocol::ProblemPrepared>(request, 600);
     if (reply.ok()) {
         precision_state_ = reply.value->precision;
         detail("  reference inputs made in " + seconds_text(reply.value->inputs_seconds));
+        plan_memory_for(*reply.value);
         return;
     }
     const protocol::Fault& f = *reply.fault;
@@ -320,6 +330,17 @@ void Evaluator::prepare(const ProblemSpec& problem) {
             "the reference program failed: " + last_line(f.message) + "\n" + f.message,
             "check the reference file with the same Python and device");
     throw InfraError("the judge could not prepare the problem: " + f.message);
+}
+
+void Evaluator::plan_memory_for(const protocol::ProblemPrepared& prepared) {
+    if (device_info_.value("type", "") != "cuda") {
+        plan_.reset();
+        return;
+    }
+    const CheckConfig& c = options_.config;
+    plan_ = plan_memory(prepared.memory, prepared.device_bytes, c.measure && c.timing.rounds());
+    detail("  memory plan: " + plan_->needs_text());
+    if (!plan_->fits()) throw ProblemTooLarge(*plan_, device_name());
 }
 
 Verdict Evaluator::evaluate_once(const ProblemSpec& problem, const CandidateSpec& candidate,

@@ -7,6 +7,7 @@
 
 #include "core/config.hpp"
 #include "core/error.hpp"
+#include "core/memory_plan.hpp"
 #include "core/verdict.hpp"
 #include "integrity/kernels.hpp"
 #include "protocol/judge_messages.hpp"
@@ -29,6 +30,21 @@ struct ProblemSpec {
 // load_error verdict in a batch run.
 class ReferenceError : public UsageError {
     using UsageError::UsageError;
+};
+
+// The problem does not fit on the device (or within --device-memory): its candidates get a
+// load_error that says what it needs and what the device has, never retried. `plan` says why.
+class ProblemTooLarge : public ReferenceError {
+  public:
+    ProblemTooLarge(const MemoryPlan& plan, const std::string& device)
+        : ReferenceError("the problem does not fit on " + device + ": it " + plan.needs_text(),
+                         "evaluate it on a GPU with more memory (or with a larger "
+                         "--device-memory, where it is set)"),
+          plan_(plan) {}
+    const MemoryPlan& plan() const { return plan_; }
+
+  private:
+    MemoryPlan plan_;
 };
 
 struct EvaluatorOptions {
@@ -83,6 +99,9 @@ class Evaluator {
                                      const protocol::BaselineRequest& request, double limit_s,
                                      DeviceTurns* turns = nullptr);
 
+    // The memory plan of the last problem prepared (null on a CPU).
+    const std::optional<MemoryPlan>& memory_plan() const { return plan_; }
+
     // The judge's hello: device, torch, CUDA and Python versions.
     const json& judge_hello() const { return judge_hello_; }
 
@@ -109,6 +128,9 @@ class Evaluator {
     Verdict evaluate_once(const ProblemSpec& problem, const CandidateSpec& candidate,
                           const Upcoming& upcoming);
     void prepare(const ProblemSpec& problem);
+    // The problem's memory plan on this device (after prepare); throws ProblemTooLarge when it
+    // does not fit.
+    void plan_memory_for(const protocol::ProblemPrepared& prepared);
     std::unique_ptr<Staged> stage(const CandidateSpec& candidate);
     std::string staged_key(const CandidateSpec& candidate);
     static std::string staged_key(const std::string& build_key, const CandidateSpec& candidate);
@@ -129,8 +151,9 @@ class Evaluator {
     int sandbox_count_ = 0;
     json device_info_;
     json judge_hello_;
-    json precision_state_;  // the judge's precision flags, once it has prepared a problem
-    json gpu_entry_;        // this device's peak rates (integrity/floor.hpp), or null
+    json precision_state_;            // the judge's precision flags, once it has prepared a problem
+    std::optional<MemoryPlan> plan_;  // the last prepared problem's, on a GPU
+    json gpu_entry_;                  // this device's peak rates (integrity/floor.hpp), or null
     // The next candidate's sandbox, started early (stage_upcoming); forked by zygote_, so it
     // goes before the zygote does.
     std::unique_ptr<Staged> spare_;

@@ -202,6 +202,7 @@ PhaseOutcome correctness_phase(PhaseContext& c) {
     c.verdict.correctness.max_abs_diff = r.max_abs_diff;
     c.verdict.correctness.max_rel_diff = r.max_rel_diff;
     c.verdict.correctness.arbitration = r.arbitration;
+    if (!r.memory.is_null()) c.verdict.memory = r.memory;
     if (!r.arbitration.is_null()) detail(c, "  arbitration: " + r.arbitration.dump());
     detail(c, "  correctness: " + std::to_string(r.trials_passed) + "/" + std::to_string(r.trials) +
                   " trials passed (" + steps_text(r.steps_s) + ")");
@@ -249,6 +250,7 @@ PhaseOutcome timing_phase(PhaseContext& c) {
     if (c.after_timing) c.after_timing();
     if (!reply.ok()) return decide_fault(*reply.fault, "timing", c);
     const protocol::CandidateTimed& r = *reply.value;
+    if (!r.memory.is_null()) c.verdict.memory = r.memory;  // peaks since the attach: all phases
     if (!r.arbitration.is_null()) {
         json& a = c.verdict.correctness.arbitration;
         if (a.is_null()) a = json::object();

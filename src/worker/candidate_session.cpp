@@ -57,7 +57,8 @@ class TimedCalls : public timing::RemoteCalls {
             Pending pending;
             pending.index = index;
             if (p.strict) {
-                pending.fresh = make_call_inputs(p, s_.keys_.seed("timed", index), s_.device_);
+                pending.seed = s_.keys_.seed("timed", index);
+                pending.fresh = make_call_inputs(p, pending.seed, s_.device_);
                 pending.checked = s_.keys_.uniform("check", index) < kCheckedShare;
             } else {
                 pending.inputs = &public_call(p, p.seed, s_.device_).first;
@@ -89,6 +90,14 @@ class TimedCalls : public timing::RemoteCalls {
         StepTimes::Scope step(s_.steps_, "checks");
         for (std::size_t i = 0; i < last_.size(); ++i)
             if (last_[i].checked) check(i);
+        // The calls' inputs go back to the device: the next request's are made before its own
+        // (on a problem of 6 GiB inputs, 6 GiB less for the judge to hold beside them). A check
+        // of the last calls (check_last) makes them again from their seeds.
+        if (p.strict)
+            for (Pending& pending : last_) {
+                pending.fresh = CallInputs{};
+                pending.inputs = nullptr;
+            }
         return record;
     }
 
@@ -107,6 +116,7 @@ class TimedCalls : public timing::RemoteCalls {
   private:
     struct Pending {
         std::size_t index = 0;
+        std::uint64_t seed = 0;  // strict mode: the seed its inputs are made from
         CallInputs fresh;
         const CallInputs* inputs = nullptr;
         bool checked = false;
@@ -127,7 +137,13 @@ class TimedCalls : public timing::RemoteCalls {
 
     void check(std::size_t position) {
         Pending& pending = last_[position];
-        ReferenceOutput reference = run_reference(s_.p_, *pending.inputs, s_.device_);
+        if (s_.p_.strict && !pending.inputs) {
+            pending.fresh = make_call_inputs(s_.p_, pending.seed, s_.device_);
+            pending.inputs = &pending.fresh;
+        }
+        ReferenceOutput reference = s_.p_.strict
+                                        ? run_reference(s_.p_, pending.fresh, s_.device_)
+                                        : run_reference_on_copy(s_.p_, *pending.inputs, s_.device_);
         ++checked_;
         // The claims were read with the reply; the judge compares its own copy of the outputs.
         std::string where = "timed call " + std::to_string(pending.index);
@@ -275,6 +291,21 @@ std::size_t CandidateSession::memory_budget() const {
     return device_.memory_bytes() / 8;
 }
 
+json CandidateSession::memory_report(const CandidateSession* reference) const {
+    if (!device_.is_cuda()) return json();
+    py::module_ memory = py::module_::import("kbench_worker.memory");
+    std::uint64_t judge =
+        memory.attr("peak_reserved")().cast<std::uint64_t>() + shared_device_bytes().peak;
+    std::uint64_t device = exchange_.device_peak_bytes();
+    if (reference) device = std::max(device, reference->exchange_.device_peak_bytes());
+    return json{{"judge_peak", judge},
+                {"candidate_sandbox_peak", exchange_.sandbox_peak_bytes()},
+                {"reference_sandbox_peak",
+                 reference ? json(reference->exchange_.sandbox_peak_bytes()) : json()},
+                {"device_peak", device},
+                {"plan", p_.plan.to_json()}};
+}
+
 std::vector<OutputShape> CandidateSession::output_shapes(const ReferenceOutput& reference) const {
     std::vector<OutputShape> shapes;
     for (const at::Tensor& t : reference.outputs)
@@ -287,12 +318,13 @@ protocol::SandboxAttached CandidateSession::attach(double limit_s,
     exchange_.set_deadline(limit_s, "starting the sandbox");
     exchange_.hello();
     protocol::AttachSandbox request{device_.is_cuda() ? "cuda" : "cpu", 2 * device_.cache_bytes(),
-                                    device_.is_cuda() ? 0.5 : 0.0, p_.tf32};
+                                    device_.is_cuda() ? memory_share_ : 0.0, p_.tf32};
     // Every reply must report the flags the policy set in the sandbox before the candidate was
     // imported: in strict mode a changed precision is refused.
     exchange_.expect_precision(json(), p_.strict);
     exchange_.request<protocol::Empty>(request);
     if (measured_like) {
+        exchange_.read_outputs_in_place();
         // The same protocol code and calls in a sandbox started the same way: its cost was
         // measured in the candidate's before any code of the candidate's existed there, with
         // the machine as quiet as it gets (for a problem of 6 GiB calls, 0.25 s saved).
@@ -478,6 +510,7 @@ protocol::CorrectnessChecked CandidateSession::correctness(
         out.kernels = kernels();
     }
     out.steps_s = steps_.seconds();
+    out.memory = memory_report(nullptr);
     return out;
 }
 
@@ -613,6 +646,7 @@ protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest&
         out.failure = failed.reason;
         out.checked_calls = calls.checked();
         if (calls.arbitration().trials > 0) out.arbitration = calls.arbitration().to_json(p_);
+        out.memory = memory_report(reference);
         return out;
     }
     if (reference_calls) {
@@ -682,6 +716,7 @@ protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest&
         steps_.add("sampling", measured.sampling_s);
     }
     out.steps_s = steps_.seconds();
+    out.memory = memory_report(reference);
     const timing::Measurement& m = measured.measurement;
     out.measured = {m.samples_us, m.converged, m.warmup_calls, m.calls, m.outside_stream_samples,
                     m.statistic};

@@ -35,6 +35,9 @@ class CandidateSession {
         call_floor_s_ = floor_s;
         first_call_s_ = first_s;
     }
+    // The share of the device's memory the sandbox's PyTorch allocator may use (the memory
+    // plan's; 0: no cap), given to it when it attaches.
+    void set_memory_share(double fraction) { memory_share_ = fraction; }
     protocol::CorrectnessChecked correctness(const protocol::CorrectnessRequest& request);
     // With the reference's own sandbox (a session of its own, loaded with the reference) and
     // kbench's protocol with rounds: the baseline's requests alternate with the candidate's.
@@ -90,6 +93,9 @@ class CandidateSession {
                           const ReferenceOutput& reference, const std::string& where,
                           const std::string& failure, Arbitration& a);
     std::size_t memory_budget() const;
+    // Each party's device memory so far, with the plan (the verdict's `memory`); null on a CPU.
+    json memory_report(const CandidateSession* reference) const;
+    double memory_share_ = 0;
 
     ReferenceProblem& p_;
     const Device& device_;

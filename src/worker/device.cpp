@@ -99,6 +99,17 @@ void Device::synchronize() const {
 #endif
 }
 
+std::size_t Device::used_bytes() const {
+#ifdef KBENCH_WITH_CUDA
+    if (cuda_) {
+        std::size_t free = 0, total = 0;
+        cuda_check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+        return total - free;
+    }
+#endif
+    return 0;
+}
+
 json Device::describe() const {
     return info_;
 }

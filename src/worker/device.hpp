@@ -1,8 +1,10 @@
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 
+#include "core/memory_plan.hpp"
 #include "worker/torch_common.hpp"
 
 namespace kbench::worker {
@@ -26,9 +28,17 @@ class Device {
     json describe() const;
     std::size_t cache_bytes() const { return cache_bytes_; }
     std::size_t memory_bytes() const { return memory_bytes_; }
-    // What a judge keeps of reference calls: a quarter of the memory, divided among the judges
-    // that share the device ($KBENCH_DEVICE_SHARE, set by kbench baseline --jobs).
-    std::size_t reference_cache_bytes() const { return memory_bytes_ / 4 / share_; }
+    // What a judge keeps of reference calls for reuse: on a GPU, at most the memory plan's
+    // allowance for them (kKeptCallsBytes), so that a problem's calls are made again rather than
+    // kept beside the next ones; on a CPU a quarter of the memory. Either is divided among the
+    // judges that share the device ($KBENCH_DEVICE_SHARE, set by kbench baseline --jobs).
+    std::size_t reference_cache_bytes() const {
+        std::size_t quarter = memory_bytes_ / 4 / share_;
+        return cuda_ ? std::min<std::size_t>(quarter, kKeptCallsBytes / share_) : quarter;
+    }
+
+    // The device's memory in use by every process (its total less what is free); 0 on a CPU.
+    std::size_t used_bytes() const;
 
     // A small known computation; throws if the device cannot run it.
     void check_health() const;

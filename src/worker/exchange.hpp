@@ -62,6 +62,10 @@ class Exchange {
         flush_bytes_ = bytes;
         flush_ = at::Tensor();
     }
+    // For the reference's own sandbox, which runs no candidate code and whose buffers no
+    // candidate maps: its outputs are read where it wrote them, without the judge's copies (on a
+    // problem of 6 GiB outputs, 6 GiB of the judge's memory).
+    void read_outputs_in_place() { copies_ = false; }
     // Where within the phase the next requests are ("trial 2"), for faults' messages.
     void set_where(const std::string& where) { where_ = where; }
     const std::string& where() const { return where_; }
@@ -117,6 +121,11 @@ class Exchange {
 
     void send_exit();
 
+    // Device memory seen at the replies so far: the most the sandbox said its allocator held (a
+    // claim), and the most the whole device had in use (the judge's own reading).
+    std::uint64_t sandbox_peak_bytes() const { return sandbox_peak_bytes_; }
+    std::uint64_t device_peak_bytes() const { return device_peak_bytes_; }
+
     // The model calls (null ones left out) run since the last time this was asked, and the
     // judge's clock across their requests: what the sandbox's kernel records must agree with.
     struct ModelCalls {
@@ -133,6 +142,9 @@ class Exchange {
     std::string call_overran() const;
 
     ModelCalls model_calls_;
+    bool copies_ = true;  // outputs copied into the judge's own memory at each reply
+    std::uint64_t sandbox_peak_bytes_ = 0;
+    std::uint64_t device_peak_bytes_ = 0;
     CallLimits call_limits_;
     bool model_called_ = false;
     Clock::time_point call_deadline_ = Clock::time_point::max();

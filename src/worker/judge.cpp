@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -16,6 +17,7 @@
 #include "worker/device.hpp"
 #include "worker/python_program.hpp"
 #include "worker/reference_problem.hpp"
+#include "worker/shared_tensor.hpp"
 #include "worker/signals.hpp"
 #include "worker/timing/measurement.hpp"
 
@@ -49,6 +51,7 @@ class Judge {
                 Op op = protocol::op_of(message->body);
                 if (op == Op::exit) break;
                 reply = handle(op, message->body, message->fds);
+                if (problem_) trim_kept_calls(*problem_, device_);  // CUDA errors: next request
             } catch (const ProtocolError& e) {
                 reply = protocol::fault_json({FaultKind::harness, e.what(), ""});
             }
@@ -118,15 +121,23 @@ class Judge {
 
     protocol::ProblemPrepared prepare(const protocol::PrepareProblem& request) {
         std::string key = request.to_json().dump();
-        if (problem_ && problem_->key == key)
-            return {true, problem_->inputs_seconds, problem_->trial_bytes,
-                    problem_->precision_state};
+        if (problem_ && problem_->key == key) return prepared(true);
+        if (auto it = too_large_.find(key); it != too_large_.end()) return it->second;
         session_.reset();
         problem_.reset();
         check_nothing_left();
         release_memory();
+        capacity_ = request.device_memory ? request.device_memory : device_.memory_bytes();
+        capped_ = device_.is_cuda() && request.device_memory > 0;
+        // Under a cap the reference's first call may use it all but the three processes' CUDA
+        // contexts; what the judge keeps to afterwards is its share of the plan.
+        if (capped_) cap(capacity_ > 3 * kContextBytes ? capacity_ - 3 * kContextBytes : 0);
         try {
             problem_ = load_reference(request, device_);
+        } catch (const ProblemTooLarge& e) {
+            release_memory();
+            protocol::ProblemPrepared out{false, 0, 0, precision_state(), e.memory, capacity_};
+            return too_large_.emplace(key, out).first->second;
         } catch (const py::error_already_set& e) {
             throw FaultError(FaultKind::reference, describe_python_error(e));
         } catch (const CudaError&) {
@@ -135,8 +146,31 @@ class Judge {
             throw FaultError(FaultKind::reference, e.what());
         }
         problem_->key = key;
+        problem_->plan = plan_memory(problem_->memory, capacity_, request.rounds);
+        if (capped_) cap(problem_->plan.judge - problem_->plan.judge_shared);
         device_.synchronize();
-        return {false, problem_->inputs_seconds, problem_->trial_bytes, problem_->precision_state};
+        return prepared(false);
+    }
+
+    protocol::ProblemPrepared prepared(bool cached) const {
+        const ReferenceProblem& p = *problem_;
+        return {cached, p.inputs_seconds, p.trial_bytes, p.precision_state, p.memory, capacity_};
+    }
+
+    // Caps this process's PyTorch allocations (--device-memory).
+    void cap(std::uint64_t bytes) {
+        py::module_::import("kbench_worker.memory").attr("cap")(bytes);
+    }
+
+    // A sandbox's share of the device, as a fraction of its memory: the candidate's, whatever
+    // the plan leaves it; the reference's own, its plan and a quarter more, under a cap only.
+    double memory_share(bool reference) const {
+        if (!device_.is_cuda() || !problem_) return 0;
+        const MemoryPlan& plan = problem_->plan;
+        double bytes = reference
+                           ? (capped_ ? 1.25 * double(plan.reference_sandbox) + 0.5 * kGiB : 0.0)
+                           : double(plan.candidate_allowance());
+        return std::min(1.0, bytes / double(device_.memory_bytes()));
     }
 
     ReferenceProblem& problem() {
@@ -164,9 +198,15 @@ class Judge {
         watch_process(pid_t(request.sandbox_pid));
         watched_ = pid_t(request.sandbox_pid);
         fds.clear();
+        // Each party's peak is the candidate's evaluation's own.
+        if (device_.is_cuda()) {
+            py::module_::import("kbench_worker.memory").attr("reset_peak")();
+            reset_shared_device_peak();
+        }
         session_ = std::make_unique<CandidateSession>(problem(), device_, socket,
                                                       pid_t(request.sandbox_pid));
         session_->set_call_limits(request.call_factor, request.call_floor_s, request.first_call_s);
+        session_->set_memory_share(memory_share(false));
         return session_->attach(request.limit_s);
     }
 
@@ -188,6 +228,7 @@ class Judge {
         reference_->blame(watched_);
         reference_->set_call_limits(request.call_factor, request.call_floor_s,
                                     request.first_call_s);
+        reference_->set_memory_share(memory_share(true));
         return reference_->attach(request.limit_s, session_.get());
     }
 
@@ -364,7 +405,7 @@ class Judge {
         }
         // The same inputs twice.
         const auto& call = public_call(p, p.public_trial_seeds.at(0), device_);
-        ReferenceOutput again = run_reference(p, call.first, device_);
+        ReferenceOutput again = run_reference_on_copy(p, call.first, device_);
         CompareResult repeat = compare_values(call.second.outputs, again.outputs, p.spec, "repeat");
         bool bitwise = true;
         for (std::size_t i = 0; i < again.outputs.size() && i < call.second.outputs.size(); ++i)
@@ -436,6 +477,9 @@ class Judge {
 
     int fd_;
     Device device_;
+    std::uint64_t capacity_ = 0;  // what the problem is planned within
+    bool capped_ = false;         // --device-memory: every process is held to its share
+    std::map<std::string, protocol::ProblemPrepared> too_large_;  // by prepare request
     std::unique_ptr<ReferenceProblem> problem_;
     std::unique_ptr<CandidateSession> session_;
     std::unique_ptr<CandidateSession> reference_;  // the reference's own sandbox, for rounds

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "worker/python_program.hpp"
+#include "worker/shared_tensor.hpp"
 
 namespace kbench::worker {
 
@@ -28,15 +29,25 @@ CallInputs make_call_inputs(ReferenceProblem& p, std::uint64_t seed, const Devic
     return c;
 }
 
-ReferenceOutput run_reference(ReferenceProblem& p, const CallInputs& inputs, const Device& device) {
+namespace {
+
+bool is_out_of_memory(const py::error_already_set& e);
+
+// The reference's call on inputs: on copies of them (copy), or on the judge's tensors as they
+// are, with word sums before and after that tell whether it changed them.
+ReferenceOutput call_reference(ReferenceProblem& p, const CallInputs& inputs, const Device& device,
+                               bool copy) {
     ReferenceOutput r;
     py::list args;
+    std::vector<std::int64_t> before(inputs.values.size(), 0);
     for (std::size_t j = 0; j < inputs.values.size(); ++j) {
-        if (inputs.tensors[j].defined())
-            args.append(
-                py::reinterpret_steal<py::object>(THPVariable_Wrap(inputs.tensors[j].clone())));
-        else
+        const at::Tensor& t = inputs.tensors[j];
+        if (!t.defined()) {
             args.append(inputs.values[j]);
+            continue;
+        }
+        if (!copy) before[j] = digest(t);
+        args.append(py::reinterpret_steal<py::object>(THPVariable_Wrap(copy ? t.clone() : t)));
     }
     seed_torch(inputs.seed);
     device.synchronize();
@@ -61,12 +72,47 @@ ReferenceOutput run_reference(ReferenceProblem& p, const CallInputs& inputs, con
     for (std::size_t j = 0; j < inputs.tensors.size(); ++j) {
         bool modified = false;
         if (inputs.tensors[j].defined()) {
-            at::Tensor after = THPVariable_Unpack(py::handle(args[j]).ptr());
-            modified = !bitwise_equal(after, inputs.tensors[j]);
+            if (copy) {
+                at::Tensor after = THPVariable_Unpack(py::handle(args[j]).ptr());
+                modified = !bitwise_equal(after, inputs.tensors[j]);
+            } else {
+                modified = digest(inputs.tensors[j]) != before[j];
+            }
         }
         r.modifies.push_back(modified);
     }
     return r;
+}
+
+bool any_of(const std::vector<bool>& flags) {
+    return std::find(flags.begin(), flags.end(), true) != flags.end();
+}
+
+}  // namespace
+
+ReferenceOutput run_reference_on_copy(ReferenceProblem& p, const CallInputs& inputs,
+                                      const Device& device) {
+    return call_reference(p, inputs, device, true);
+}
+
+ReferenceOutput run_reference(ReferenceProblem& p, CallInputs& inputs, const Device& device) {
+    bool known = p.modifies.size() == inputs.tensors.size();
+    if (!known || any_of(p.modifies)) return call_reference(p, inputs, device, true);
+    ReferenceOutput r = call_reference(p, inputs, device, false);
+    if (any_of(r.modifies)) {
+        // Changed after all: the inputs as they were, from their seed, and copies from now on.
+        p.modifies = r.modifies;
+        inputs = make_call_inputs(p, inputs.seed, device);
+    }
+    return r;
+}
+
+void trim_kept_calls(ReferenceProblem& p, const Device& device) {
+    std::size_t kept = 0;
+    for (const auto& [s, call] : p.public_calls) kept += call.first.bytes + call.second.bytes;
+    if (kept <= device.reference_cache_bytes()) return;
+    p.public_calls.clear();
+    if (device.is_cuda()) py::module_::import("torch").attr("cuda").attr("empty_cache")();
 }
 
 const std::pair<CallInputs, ReferenceOutput>& public_call(ReferenceProblem& p, std::uint64_t seed,
@@ -111,17 +157,40 @@ std::unique_ptr<ReferenceProblem> load_reference(const protocol::PrepareProblem&
     apply_precision_policy(p->tf32);
     p->precision_state = precision_state();
     p->public_trial_seeds = trial_seeds(p->seed, p->trials);
-    // The base seed's call tells the outputs' layout, the size of a call, and how long making
-    // inputs takes.
+    // The base seed's call tells the outputs' layout, the size of a call, what one call holds on
+    // the device at its peak, and how long making inputs takes.
+    ProblemMemory& m = p->memory;
+    py::module_ memory = py::module_::import("kbench_worker.memory");
+    m.parameters = memory.attr("parameter_bytes")(p->model).cast<std::size_t>();
     auto start = std::chrono::steady_clock::now();
-    CallInputs first = make_call_inputs(*p, p->seed, device);
-    device.synchronize();
-    p->inputs_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    ReferenceOutput out = run_reference(*p, first, device);
+    CallInputs first;
+    ReferenceOutput out;
+    std::size_t held = 0;
+    try {
+        first = make_call_inputs(*p, p->seed, device);
+        device.synchronize();
+        p->inputs_seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        m.inputs = first.bytes;
+        if (device.is_cuda()) memory.attr("reset_peak")();
+        held = device.is_cuda() ? memory.attr("allocated")().cast<std::size_t>() : 0;
+        out = run_reference_on_copy(*p, first, device);
+    } catch (const py::error_already_set& e) {
+        if (!device.is_cuda() || !is_out_of_memory(e)) throw;
+        m.call_peak = device.memory_bytes() + 1;  // more than any plan holds
+        throw ProblemTooLarge(describe_python_error(e), m);
+    }
     for (const at::Tensor& t : out.outputs)
         p->outputs.push_back({to_vector(t.sizes()), t.scalar_type()});
+    p->modifies = out.modifies;
     p->trial_bytes = first.bytes + out.bytes;
+    m.outputs = out.bytes;
+    // Beyond what was held before the call, less the copy of the inputs it ran on.
+    std::size_t peak = device.is_cuda() ? memory.attr("peak")().cast<std::size_t>() : 0;
+    m.call_peak = std::max<std::uint64_t>(
+        out.bytes, peak > held + first.bytes ? peak - held - first.bytes : 0);
+    m.modifies_inputs =
+        std::find(out.modifies.begin(), out.modifies.end(), true) != out.modifies.end();
     p->public_calls.emplace(p->seed, std::make_pair(std::move(first), std::move(out)));
     return p;
 }

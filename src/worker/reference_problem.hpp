@@ -52,6 +52,12 @@ struct ReferenceProblem {
     CompareSpec spec;
     std::vector<std::uint64_t> public_trial_seeds;  // KernelBench's, from the base seed
     std::vector<OutputShape> outputs;
+    // What it needs on the device (its first call's), and the plan kbench evaluates it under.
+    ProblemMemory memory;
+    MemoryPlan plan;
+    // Per input, whether the reference changed it in place on a call (its first, or any since):
+    // the reference runs on copies of those, and on the judge's inputs as they are otherwise.
+    std::vector<bool> modifies;
     double inputs_seconds = 0;
     // The fastest call of the reference seen so far, from its inputs to its outputs on the
     // device (0: none yet): what scaled deadlines scale.
@@ -82,16 +88,35 @@ std::string arbiter_name(const std::string& precision);
 std::vector<at::Tensor> run_arbiter(ReferenceProblem& p, const CallInputs& inputs,
                                     const Device& device);
 
+// The device ran out of memory for the reference's own first call (its inputs or its model
+// call): the problem does not fit there. `memory` holds what was measured before, with a call
+// peak past the device's memory.
+struct ProblemTooLarge : std::runtime_error {
+    ProblemTooLarge(const std::string& what, ProblemMemory m)
+        : std::runtime_error(what), memory(m) {}
+    ProblemMemory memory;
+};
+
 // Loads the reference program and constructs its model; throws py::error_already_set when the
-// reference itself fails.
+// reference itself fails, ProblemTooLarge when the device lacks the memory for its first call.
 std::unique_ptr<ReferenceProblem> load_reference(const protocol::PrepareProblem& request,
                                                  const Device& device);
 
 // get_inputs() under seed, as KernelBench makes inputs.
 CallInputs make_call_inputs(ReferenceProblem& p, std::uint64_t seed, const Device& device);
 
-// The reference's outputs for inputs (run on copies of them).
-ReferenceOutput run_reference(ReferenceProblem& p, const CallInputs& inputs, const Device& device);
+// The reference's outputs for inputs. It reads them as they are where every call so far left
+// them unchanged (on a problem of 6 GiB inputs a copy a call is 6 GiB of the judge's memory);
+// should it change them after all, they are made again from their seed, and the problem's
+// later calls run on copies. run_reference_on_copy always copies (inputs kept for reuse).
+ReferenceOutput run_reference(ReferenceProblem& p, CallInputs& inputs, const Device& device);
+ReferenceOutput run_reference_on_copy(ReferenceProblem& p, const CallInputs& inputs,
+                                      const Device& device);
+
+// Drops the kept reference calls when they hold more than the device's allowance for them
+// (public_call keeps one call at least, which on a large problem is far more): called between
+// requests, so that no call outlives the request that needed it.
+void trim_kept_calls(ReferenceProblem& p, const Device& device);
 
 // The inputs and reference outputs of a call on a public seed, computed once.
 const std::pair<CallInputs, ReferenceOutput>& public_call(ReferenceProblem& p, std::uint64_t seed,

@@ -374,6 +374,11 @@ class Harness {
         }
         d.synchronize();
         done.precision = precision_state();
+        if (d.is_cuda())
+            done.peak_bytes = py::module_::import("torch")
+                                  .attr("cuda")
+                                  .attr("max_memory_reserved")()
+                                  .cast<std::uint64_t>();
         return done;
     }
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -53,6 +54,25 @@ std::optional<at::ScalarType> same_width_integer(at::ScalarType type) {
 
 }  // namespace
 
+namespace {
+std::atomic<std::int64_t> shared_live{0}, shared_peak{0};
+}  // namespace
+
+void count_shared_device_bytes(std::int64_t change) {
+    std::int64_t now = shared_live += change;
+    std::int64_t peak = shared_peak.load();
+    while (now > peak && !shared_peak.compare_exchange_weak(peak, now)) {
+    }
+}
+
+SharedDeviceBytes shared_device_bytes() {
+    return {std::size_t(shared_live.load()), std::size_t(shared_peak.load())};
+}
+
+void reset_shared_device_peak() {
+    shared_peak = shared_live.load();
+}
+
 std::vector<std::int64_t> row_major_strides(at::IntArrayRef sizes) {
     std::vector<std::int64_t> strides(sizes.size());
     std::int64_t step = 1;
@@ -81,6 +101,7 @@ std::shared_ptr<SharedBuffer> SharedBuffer::allocate(std::size_t nbytes, const D
 #ifdef KBENCH_WITH_CUDA
         buffer->cuda_ = true;
         cuda_check(cudaMalloc(&buffer->data_, buffer->nbytes_), "cudaMalloc of a shared buffer");
+        count_shared_device_bytes(std::int64_t(buffer->nbytes_));
         cudaIpcMemHandle_t handle;
         cuda_check(cudaIpcGetMemHandle(&handle, buffer->data_), "cudaIpcGetMemHandle");
         buffer->ipc_handle_hex_ = to_hex(&handle, sizeof(handle));
@@ -114,6 +135,7 @@ SharedBuffer::~SharedBuffer() {
     if (cuda_) {
 #ifdef KBENCH_WITH_CUDA
         cudaFree(data_);
+        count_shared_device_bytes(-std::int64_t(nbytes_));
 #endif
         return;
     }

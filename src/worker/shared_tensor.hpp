@@ -57,6 +57,16 @@ class MappedBuffer {
     at::Device device_{at::kCPU};
 };
 
+// Device memory of this process's shared buffers (cudaMalloc'd, outside PyTorch's allocator):
+// what is allocated now, and the most since the last reset.
+struct SharedDeviceBytes {
+    std::size_t live = 0;
+    std::size_t peak = 0;
+};
+SharedDeviceBytes shared_device_bytes();
+void reset_shared_device_peak();
+void count_shared_device_bytes(std::int64_t change);
+
 // Row-major strides for sizes.
 std::vector<std::int64_t> row_major_strides(at::IntArrayRef sizes);
 

@@ -11,6 +11,7 @@
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/memory_plan.hpp"
 #include "report/kernelbench_results.hpp"
 #include "report/progress.hpp"
 #include "report/reporter.hpp"
@@ -118,6 +119,12 @@ TEST(CheckConfig, EveryFieldIsInTheStoreKeyButTheDevicesOrdinal) {
     CheckConfig other_gpu = base;
     other_gpu.device = "cuda:3";
     EXPECT_EQ(other_gpu.store_key(), base.store_key());
+    // Written only when set, so that runs made before it keep their key.
+    CheckConfig capped = base;
+    capped.device_memory = 24 * kGiB;
+    EXPECT_NE(capped.store_key(), base.store_key());
+    EXPECT_EQ(capped.differences(base), std::vector<std::string>{"device_memory"});
+    EXPECT_EQ(CheckConfig::from_json(capped.to_json()).device_memory, 24 * kGiB);
 }
 
 TEST(SqliteStore, InterruptedAttemptsAreTakenBackAndTheRunKeepsItsRecords) {

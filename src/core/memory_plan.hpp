@@ -1,0 +1,71 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace kbench {
+
+using json = nlohmann::json;
+
+constexpr std::uint64_t kGiB = std::uint64_t(1) << 30;
+constexpr std::uint64_t kMiB = std::uint64_t(1) << 20;
+
+// What one problem needs on a device, measured by the judge with the problem's first call: one
+// call's tensor inputs and outputs, the model's parameters and buffers, and the most one call of
+// the reference holds beyond its inputs and parameters (its outputs included: never less).
+struct ProblemMemory {
+    std::uint64_t inputs = 0;
+    std::uint64_t outputs = 0;
+    std::uint64_t parameters = 0;
+    std::uint64_t call_peak = 0;
+    bool modifies_inputs = false;  // the reference changes an input: it runs on a copy
+
+    json to_json() const;
+    static ProblemMemory from_json(const json& j);  // strict (Fields)
+};
+
+// Each party's share of the device for one problem, in bytes, as kbench's judge and sandboxes
+// use it (docs/memory.md says what each holds and why):
+// - the judge: the shared buffers the sandboxes read their inputs from and write their outputs
+//   into (the candidate's, and with rounds the reference's own sandbox's), the reference's
+//   model, its copy of the candidate's outputs taken at each reply, one call's inputs, one
+//   reference call, and a working allowance (comparisons in chunks, the cache flush, reference
+//   calls kept for reuse);
+// - each sandbox: its parameters and one call's peak (the candidate's estimated by the
+//   reference's own);
+// - a CUDA context for each of the three processes.
+struct MemoryPlan {
+    ProblemMemory problem;
+    bool rounds = true;              // the reference's own sandbox is there (kbench's protocol)
+    std::uint64_t device = 0;        // what the device offers: its memory, or --device-memory
+    std::uint64_t judge = 0;         // the judge's torch allocations and shared buffers
+    std::uint64_t judge_shared = 0;  // of which shared buffers (outside PyTorch's allocator)
+    std::uint64_t reference_sandbox = 0;
+    std::uint64_t candidate_sandbox = 0;  // its estimate; it may use whatever the others leave
+    std::uint64_t contexts = 0;           // CUDA contexts, all processes together
+
+    std::uint64_t total() const { return judge + reference_sandbox + candidate_sandbox + contexts; }
+    bool fits() const { return total() <= device; }
+    // What the candidate's sandbox may use: the device less the others' shares and contexts.
+    std::uint64_t candidate_allowance() const;
+    // "needs 19.2 GiB on the device (judge 12.1 GiB, ...); the device has 16.0 GiB"
+    std::string needs_text() const;
+    json to_json() const;
+};
+
+// The judge's working allowance beyond the call's own tensors: comparisons in chunks and the
+// cache flush (about 1 GiB), and the reference calls it keeps for reuse (kKeptCallsBytes).
+constexpr std::uint64_t kKeptCallsBytes = kGiB / 2;
+constexpr std::uint64_t kJudgeWorkingBytes = kGiB + kKeptCallsBytes;
+// A CUDA context with PyTorch's kernels and cuBLAS's workspace loaded (about 500-600 MiB on an
+// H100 with CUDA 13).
+constexpr std::uint64_t kContextBytes = 640 * kMiB;
+
+MemoryPlan plan_memory(const ProblemMemory& problem, std::uint64_t device_bytes, bool rounds);
+
+// "19.2 GiB", "640 MiB"
+std::string bytes_text(std::uint64_t bytes);
+
+}  // namespace kbench
