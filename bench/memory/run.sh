@@ -3,13 +3,14 @@
 # STEP, and the next call on the same warm machine goes on from there (carry local/debs,
 # local/kernelbench.jsonl and local/kernelbench-harness):
 #
-#   OUT=dir [CAP=40] [PROBLEMS="1/1-100 2/1-10 3/1-10"] [DEADLINE_S=540] bench/memory/run.sh kbench
+#   OUT=dir [CAP=40] [PROBLEMS="1/1-100 2/1-10 3/1-10"] [DEADLINE_S=540] [TAG=a] bench/memory/run.sh kbench
 #   OUT=dir [CAP=40] [PROBLEMS=...] [JOBS=2] bench/memory/run.sh harness
 #
 # kbench: builds kbench if it is not built, then kbench eval of identity candidates (each
 # problem's own code as ModelNew, --policy permissive) with --max-seconds 1, under
 # --device-memory CAP where CAP is set; each verdict's `memory` goes to $OUT/kbench*.jsonl.
 # harness: bench/memory/harness_peak.py over the same problems (JOBS at once), under the same cap.
+# TAG names the files of one selection (kbench-TAG.jsonl), CAP adds -CAPg.
 # Both resume: a second call skips what the first did. bench/memory/table.py joins them.
 set -uo pipefail
 T0=$(date +%s)
@@ -20,7 +21,7 @@ BUILD=${KBENCH_GPU_BUILD:-$ROOT/build-gpu}
 PYTHON=${KBENCH_PYTHON:-$(command -v python3)}
 WORK=$BUILD/memory-bench
 PROBLEMS=${PROBLEMS:-1/1-100 2/1-10 3/1-10}
-SUFFIX=${CAP:+-${CAP}g}
+SUFFIX=${CAP:+-${CAP}g}${TAG:+-$TAG}
 mkdir -p "$WORK" "$DEST"
 left() { echo $(( ${DEADLINE_S:-540} - $(date +%s) + T0 )); }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$DEST/machine.txt" 2>&1
@@ -60,7 +61,7 @@ harness)
   start=$(date +%s)
   # shellcheck disable=SC2086
   "$PYTHON" bench/memory/harness_peak.py --problems $PROBLEMS --out "$DEST/harness$SUFFIX.jsonl" \
-    --jobs "${JOBS:-1}" --timeout 120 --deadline-s "$(left)" "${cap[@]}" --log-dir "$WORK/logs" \
+    --jobs "${JOBS:-1}" --timeout "${TIMEOUT:-120}" --deadline-s "$(left)" "${cap[@]}" --log-dir "$WORK/logs" \
     2> "$DEST/harness$SUFFIX.err"
   echo "harness$SUFFIX: rc $?, $(( $(date +%s) - start )) s" | tee -a "$DEST/times.txt"
   tail -3 "$DEST/harness$SUFFIX.err"

@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/fields.hpp"
 #include "core/files.hpp"
+#include "core/memory_plan.hpp"
 #include "core/sha256.hpp"
 #include "integrity/health.hpp"
 #include "schedule/devices.hpp"
@@ -68,8 +69,8 @@ int audit_problems(const DatasetOptions& o) {
             make_builder_options(run, options.env, options.policy, scratch / "work", log));
         schedule::Evaluator evaluator(options, builds);
         if (!o.json)
-            std::cout << fmt::format("{:<8} {:<56} {:>11} {:>11}  {}\n", "problem", "name",
-                                     "max |diff|", "mismatched", "verdict");
+            std::cout << fmt::format("{:<8} {:<48} {:>10} {:>11} {:>11}  {}\n", "problem", "name",
+                                     "needs", "max |diff|", "mismatched", "verdict");
         std::size_t done = 0;
         for (const auto& p : problems) {
             ++done;
@@ -79,9 +80,19 @@ int audit_problems(const DatasetOptions& o) {
                                   {"tf32", config.tf32},  {"atol", config.atol()},
                                   {"rtol", config.rtol()}};
             std::string verdict;
+            std::string label = std::to_string(p.level) + "/" + std::to_string(p.id);
             try {
                 protocol::Audited a = evaluator.audit(schedule::problem_spec(p), o.trials);
                 row.update(a.to_json());
+                // What it needs on the device, kept with its health (the judge's measurement).
+                std::string needs = "-";
+                if (const auto& plan = evaluator.memory_plan()) {
+                    row["memory"] = plan->to_json();
+                    a.health["memory"] = {{"device", evaluator.device_name()},
+                                          {"problem", plan->problem.to_json()},
+                                          {"needs", plan->total()}};
+                    needs = bytes_text(plan->total());
+                }
                 store.save(sha256_hex(p.code), config.precision, a.health);
                 std::vector<std::string> flags = integrity::health_flags(a.health);
                 if (!flags.empty()) ++unhealthy;
@@ -102,18 +113,25 @@ int audit_problems(const DatasetOptions& o) {
                 row["verdict"] =
                     a.skipped.empty() ? (a.mismatched ? "ill_conditioned" : "ok") : "skipped";
                 if (!o.json)
-                    std::cout << fmt::format("{:<8} {:<56} {:>11.3g} {:>11} {}\n",
-                                             std::to_string(p.level) + "/" + std::to_string(p.id),
-                                             p.name.substr(0, 56), a.max_abs_diff,
+                    std::cout << fmt::format("{:<8} {:<48} {:>10} {:>11.3g} {:>11} {}\n", label,
+                                             p.name.substr(0, 48), needs, a.max_abs_diff,
                                              fmt::format("{}/{}", a.mismatched, a.values), verdict);
+            } catch (const schedule::ProblemTooLarge& e) {  // said, and not a failure
+                row["verdict"] = "does_not_fit";
+                row["memory"] = e.plan().to_json();
+                row["error"] = e.what();
+                if (!o.json)
+                    std::cout << fmt::format("{:<8} {:<48} {:>10} {:>11} {:>11} does not fit: {}\n",
+                                             label, p.name.substr(0, 48),
+                                             bytes_text(e.plan().total()), "-", "-",
+                                             e.plan().needs_text());
             } catch (const std::exception& e) {  // this problem's, not the audit's
                 ++failed;
                 row["verdict"] = "reference_failed";
                 row["error"] = e.what();
                 if (!o.json)
-                    std::cout << fmt::format("{:<8} {:<56} {:>11} {:>11} reference failed: {}\n",
-                                             std::to_string(p.level) + "/" + std::to_string(p.id),
-                                             p.name.substr(0, 56), "-", "-",
+                    std::cout << fmt::format("{:<8} {:<48} {:>10} {:>11} {:>11} reference failed: {}\n",
+                                             label, p.name.substr(0, 48), "-", "-", "-",
                                              std::string(e.what()).substr(0, 200));
             }
             if (o.json) std::cout << dump_text(row) << std::endl;

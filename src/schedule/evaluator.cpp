@@ -333,12 +333,10 @@ void Evaluator::prepare(const ProblemSpec& problem) {
 }
 
 void Evaluator::plan_memory_for(const protocol::ProblemPrepared& prepared) {
-    if (device_info_.value("type", "") != "cuda") {
-        plan_.reset();
-        return;
-    }
     const CheckConfig& c = options_.config;
     plan_ = plan_memory(prepared.memory, prepared.device_bytes, c.measure && c.timing.rounds());
+    // A CPU's memory is the machine's: planned (the audit shows it), never refused.
+    if (device_info_.value("type", "") != "cuda") return;
     detail("  memory plan: " + plan_->needs_text());
     if (!plan_->fits()) throw ProblemTooLarge(*plan_, device_name());
 }

@@ -99,7 +99,8 @@ class Evaluator {
                                      const protocol::BaselineRequest& request, double limit_s,
                                      DeviceTurns* turns = nullptr);
 
-    // The memory plan of the last problem prepared (null on a CPU).
+    // The memory plan of the last problem prepared (on a CPU, from the sizes alone: no
+    // allocator's peak is measured there).
     const std::optional<MemoryPlan>& memory_plan() const { return plan_; }
 
     // The judge's hello: device, torch, CUDA and Python versions.

@@ -149,6 +149,12 @@ TEST_F(Cli, DatasetAuditFlagsAReferenceThatMissesItsOwnFloat64Result) {
     EXPECT_GT(rows[0]["mismatched"].get<std::uint64_t>(), 0u);
     EXPECT_EQ(rows[1]["verdict"], "ok");
     EXPECT_EQ(rows[1]["mismatched"], 0);
+    // What it needs on a device, from the judge's own measurement of a call (ReLU: its output
+    // is its input's size).
+    const json& m = rows[1]["memory"]["problem"];
+    EXPECT_GT(m["inputs"].get<std::uint64_t>(), 0u) << rows[1];
+    EXPECT_EQ(m["outputs"], m["inputs"]);
+    EXPECT_GT(rows[1]["memory"]["total"].get<std::uint64_t>(), m["inputs"].get<std::uint64_t>());
     // The text form says what the flag means.
     auto text =
         run_command(quote(KBENCH_BINARY) + " dataset audit --python " + quote(KBENCH_TEST_PYTHON) +
@@ -157,6 +163,7 @@ TEST_F(Cli, DatasetAuditFlagsAReferenceThatMissesItsOwnFloat64Result) {
               std::string::npos)
         << text.out;
     EXPECT_NE(text.out.find("2 problem(s): 1 ill-conditioned"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("needs"), std::string::npos) << text.out;
 }
 
 TEST_F(Cli, TfThirtyTwoSettingIsCheckedAndRecorded) {
