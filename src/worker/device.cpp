@@ -7,6 +7,7 @@
 #include <fstream>
 
 #ifdef KBENCH_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <cuda_runtime_api.h>
 #endif
 
@@ -31,6 +32,16 @@ std::size_t cpu_cache_bytes() {
 }
 
 }  // namespace
+
+std::uint64_t allocator_peak_bytes() {
+#ifdef KBENCH_WITH_CUDA
+    auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(0);
+    return std::uint64_t(
+        stats.reserved_bytes[std::size_t(c10::CachingAllocator::StatType::AGGREGATE)].peak);
+#else
+    return 0;
+#endif
+}
 
 bool built_with_cuda() {
 #ifdef KBENCH_WITH_CUDA

@@ -51,6 +51,10 @@ class Device {
     json info_;
 };
 
+// The most device memory PyTorch's allocator of this process has held (its cache included);
+// read without Python, so that no function a candidate replaced runs. 0 without CUDA.
+std::uint64_t allocator_peak_bytes();
+
 // Throws CudaError naming the call and the error, with the CUDA error's own name.
 void cuda_check(int error, const char* what);
 
