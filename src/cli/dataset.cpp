@@ -130,9 +130,9 @@ int audit_problems(const DatasetOptions& o) {
                 row["verdict"] = "reference_failed";
                 row["error"] = e.what();
                 if (!o.json)
-                    std::cout << fmt::format("{:<8} {:<48} {:>10} {:>11} {:>11} reference failed: {}\n",
-                                             label, p.name.substr(0, 48), "-", "-", "-",
-                                             std::string(e.what()).substr(0, 200));
+                    std::cout << fmt::format(
+                        "{:<8} {:<48} {:>10} {:>11} {:>11} reference failed: {}\n", label,
+                        p.name.substr(0, 48), "-", "-", "-", std::string(e.what()).substr(0, 200));
             }
             if (o.json) std::cout << dump_text(row) << std::endl;
         }
