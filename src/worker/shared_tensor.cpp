@@ -55,15 +55,17 @@ std::optional<at::ScalarType> same_width_integer(at::ScalarType type) {
 }  // namespace
 
 namespace {
-std::atomic<std::int64_t> shared_live{0}, shared_peak{0};
-}  // namespace
 
-void count_shared_device_bytes(std::int64_t change) {
+std::atomic<std::int64_t> shared_live{0}, shared_peak{0};
+
+[[maybe_unused]] void count_shared_device_bytes(std::int64_t change) {
     std::int64_t now = shared_live += change;
     std::int64_t peak = shared_peak.load();
     while (now > peak && !shared_peak.compare_exchange_weak(peak, now)) {
     }
 }
+
+}  // namespace
 
 SharedDeviceBytes shared_device_bytes() {
     return {std::size_t(shared_live.load()), std::size_t(shared_peak.load())};

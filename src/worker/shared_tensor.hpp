@@ -65,7 +65,6 @@ struct SharedDeviceBytes {
 };
 SharedDeviceBytes shared_device_bytes();
 void reset_shared_device_peak();
-void count_shared_device_bytes(std::int64_t change);
 
 // Row-major strides for sizes.
 std::vector<std::int64_t> row_major_strides(at::IntArrayRef sizes);
