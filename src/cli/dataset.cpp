@@ -84,14 +84,16 @@ int audit_problems(const DatasetOptions& o) {
             try {
                 protocol::Audited a = evaluator.audit(schedule::problem_spec(p), o.trials);
                 row.update(a.to_json());
-                // What it needs on the device, kept with its health (the judge's measurement).
+                // What an evaluation of it needs on the device (with rounds: the reference's
+                // own sandbox too), kept with its health (the judge's measurement).
                 std::string needs = "-";
-                if (const auto& plan = evaluator.memory_plan()) {
-                    row["memory"] = plan->to_json();
+                if (const auto& audited = evaluator.memory_plan()) {
+                    MemoryPlan plan = plan_memory(audited->problem, audited->device, true);
+                    row["memory"] = plan.to_json();
                     a.health["memory"] = {{"device", evaluator.device_name()},
-                                          {"problem", plan->problem.to_json()},
-                                          {"needs", plan->total()}};
-                    needs = bytes_text(plan->total());
+                                          {"problem", plan.problem.to_json()},
+                                          {"needs", plan.total()}};
+                    needs = bytes_text(plan.total());
                 }
                 store.save(sha256_hex(p.code), config.precision, a.health);
                 std::vector<std::string> flags = integrity::health_flags(a.health);
