@@ -51,7 +51,11 @@ class Judge {
                 Op op = protocol::op_of(message->body);
                 if (op == Op::exit) break;
                 reply = handle(op, message->body, message->fds);
-                if (problem_) trim_kept_calls(*problem_, device_);  // CUDA errors: next request
+                try {
+                    if (problem_) trim_kept_calls(*problem_, device_);
+                } catch (const std::exception&) {
+                    // a device in trouble: the next request's own work says so
+                }
             } catch (const ProtocolError& e) {
                 reply = protocol::fault_json({FaultKind::harness, e.what(), ""});
             }
