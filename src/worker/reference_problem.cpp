@@ -107,8 +107,8 @@ ReferenceOutput run_reference(ReferenceProblem& p, CallInputs& inputs, const Dev
     return r;
 }
 
-void trim_kept_calls(ReferenceProblem& p, const Device& device) {
-    std::size_t kept = 0;
+void trim_kept_calls(ReferenceProblem& p, const Device& device, std::size_t adding) {
+    std::size_t kept = adding;
     for (const auto& [s, call] : p.public_calls) kept += call.first.bytes + call.second.bytes;
     if (kept <= device.reference_cache_bytes()) return;
     p.public_calls.clear();
@@ -118,14 +118,9 @@ void trim_kept_calls(ReferenceProblem& p, const Device& device) {
 const std::pair<CallInputs, ReferenceOutput>& public_call(ReferenceProblem& p, std::uint64_t seed,
                                                           const Device& device) {
     if (auto it = p.public_calls.find(seed); it != p.public_calls.end()) return it->second;
-    // Kept within a quarter of the device's memory (of this judge's share of it): older calls go
-    // first.
-    std::size_t kept = 0;
-    for (const auto& [s, call] : p.public_calls) kept += call.first.bytes + call.second.bytes;
-    if (kept + p.trial_bytes > device.reference_cache_bytes()) {
-        p.public_calls.clear();
-        if (device.is_cuda()) py::module_::import("torch").attr("cuda").attr("empty_cache")();
-    }
+    // Kept within the device's allowance for them (Device::reference_cache_bytes): older calls
+    // go first.
+    trim_kept_calls(p, device, p.trial_bytes);
     CallInputs inputs = make_call_inputs(p, seed, device);
     ReferenceOutput out = run_reference(p, inputs, device);
     return p.public_calls.emplace(seed, std::make_pair(std::move(inputs), std::move(out)))

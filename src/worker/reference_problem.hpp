@@ -113,10 +113,11 @@ ReferenceOutput run_reference(ReferenceProblem& p, CallInputs& inputs, const Dev
 ReferenceOutput run_reference_on_copy(ReferenceProblem& p, const CallInputs& inputs,
                                       const Device& device);
 
-// Drops the kept reference calls when they hold more than the device's allowance for them
-// (public_call keeps one call at least, which on a large problem is far more): called between
-// requests, so that no call outlives the request that needed it.
-void trim_kept_calls(ReferenceProblem& p, const Device& device);
+// Drops the kept reference calls when they, and `adding` bytes more, hold more than the device's
+// allowance for them (public_call keeps one call at least, which on a large problem is far
+// more): the judge calls it between requests, so that no call outlives the request that needed
+// it, and public_call before it keeps another.
+void trim_kept_calls(ReferenceProblem& p, const Device& device, std::size_t adding = 0);
 
 // The inputs and reference outputs of a call on a public seed, computed once.
 const std::pair<CallInputs, ReferenceOutput>& public_call(ReferenceProblem& p, std::uint64_t seed,
