@@ -4,7 +4,7 @@
 # local/kernelbench.jsonl and local/kernelbench-harness):
 #
 #   OUT=dir [CAP=40] [PROBLEMS="1/1-100 2/1-10 3/1-10"] [DEADLINE_S=540] [TAG=a] bench/memory/run.sh kbench
-#   OUT=dir [CAP=40] [PROBLEMS=...] [JOBS=2] bench/memory/run.sh harness
+#   OUT=dir [CAP=40] [PROBLEMS=...] [JOBS=1] [CORRECT_TRIALS=5] [PERF_TRIALS=10] bench/memory/run.sh harness
 #
 # kbench: builds kbench if it is not built, then kbench eval of identity candidates (each
 # problem's own code as ModelNew, --policy permissive) with --max-seconds 1, under
@@ -62,6 +62,7 @@ harness)
   # shellcheck disable=SC2086
   "$PYTHON" bench/memory/harness_peak.py --problems $PROBLEMS --out "$DEST/harness$SUFFIX.jsonl" \
     --jobs "${JOBS:-1}" --timeout "${TIMEOUT:-120}" --deadline-s "$(left)" "${cap[@]}" --log-dir "$WORK/logs" \
+    --num-correct-trials "${CORRECT_TRIALS:-5}" --num-perf-trials "${PERF_TRIALS:-10}" \
     2> "$DEST/harness$SUFFIX.err"
   echo "harness$SUFFIX: rc $?, $(( $(date +%s) - start )) s" | tee -a "$DEST/times.txt"
   tail -3 "$DEST/harness$SUFFIX.err"

@@ -30,14 +30,15 @@ MemoryPlan plan_memory(const ProblemMemory& problem, std::uint64_t device_bytes,
     const std::uint64_t call = std::max(problem.call_peak, out);
     // Shared with the candidate's sandbox, and with rounds the reference's own.
     plan.judge_shared = (in + out) * (rounds ? 2 : 1);
-    // The reference's model, the candidate's outputs as the judge took them at the reply, one
-    // call's inputs, one reference call (on a copy of the inputs where it changes them), the
-    // working allowance.
-    plan.judge = plan.judge_shared + problem.parameters + out + in +
-                 (problem.modifies_inputs ? in : 0) + call + kJudgeWorkingBytes;
+    // The reference's model, one call's inputs, one reference call (on a copy of the inputs
+    // where it changes them), the working allowance. Replies are kept as keyed digests, not
+    // copies.
+    plan.judge = plan.judge_shared + problem.parameters + in + (problem.modifies_inputs ? in : 0) +
+                 call + kJudgeWorkingBytes;
     plan.reference_sandbox = rounds ? problem.parameters + call : 0;
     plan.candidate_sandbox = problem.parameters + call;
     plan.contexts = kContextBytes * (rounds ? 3 : 2);
+    plan.arbiter = 2 * (problem.parameters + in + call);
     return plan;
 }
 
@@ -74,7 +75,9 @@ json MemoryPlan::to_json() const {
                 {"candidate_sandbox", candidate_sandbox},
                 {"contexts", contexts},
                 {"total", total()},
-                {"fits", fits()}};
+                {"fits", fits()},
+                {"arbiter", arbiter},
+                {"arbiter_on_device", arbiter_on_device()}};
 }
 
 }  // namespace kbench

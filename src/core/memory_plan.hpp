@@ -30,12 +30,14 @@ struct ProblemMemory {
 // use it (docs/memory.md says what each holds and why):
 // - the judge: the shared buffers the sandboxes read their inputs from and write their outputs
 //   into (the candidate's, and with rounds the reference's own sandbox's), the reference's
-//   model, its copy of the candidate's outputs taken at each reply, one call's inputs, one
-//   reference call, and a working allowance (comparisons in chunks, the cache flush, reference
-//   calls kept for reuse);
+//   model, one call's inputs, one reference call, and a working allowance (comparisons in
+//   chunks, the cache flush, batched calls, reference calls kept for reuse); a reply is kept as a
+//   keyed digest, not a copy;
 // - each sandbox: its parameters and one call's peak (the candidate's estimated by the
 //   reference's own);
 // - a CUDA context for each of the three processes.
+// Arbitration (the reference at a wider precision, for values that missed the tolerance) runs in
+// the judge on the device where it fits beside every party's share, on the host otherwise.
 struct MemoryPlan {
     ProblemMemory problem;
     bool rounds = true;              // the reference's own sandbox is there (kbench's protocol)
@@ -45,9 +47,12 @@ struct MemoryPlan {
     std::uint64_t reference_sandbox = 0;
     std::uint64_t candidate_sandbox = 0;  // its estimate; it may use whatever the others leave
     std::uint64_t contexts = 0;           // CUDA contexts, all processes together
+    // The arbiter: the model, one call's inputs and one call, each twice as wide.
+    std::uint64_t arbiter = 0;
 
     std::uint64_t total() const { return judge + reference_sandbox + candidate_sandbox + contexts; }
     bool fits() const { return total() <= device; }
+    bool arbiter_on_device() const { return total() + arbiter <= device; }
     // What the candidate's sandbox may use: the device less the others' shares and contexts.
     std::uint64_t candidate_allowance() const;
     // "needs 19.2 GiB on the device (judge 12.1 GiB, ...); the device has 16.0 GiB"
@@ -55,9 +60,12 @@ struct MemoryPlan {
     json to_json() const;
 };
 
-// The judge's working allowance beyond the call's own tensors: comparisons in chunks and the
-// cache flush (about 1 GiB), and the reference calls it keeps for reuse (kKeptCallsBytes).
+// The judge's working allowance beyond the call's own tensors: comparisons in chunks, the digest's
+// table and the cache flush (about 0.5 GiB), the calls a timed request batches beyond its first
+// (kBatchBytes of inputs and outputs in all, in the shared buffers), and the reference calls it
+// keeps for reuse (kKeptCallsBytes).
 constexpr std::uint64_t kKeptCallsBytes = kGiB / 2;
+constexpr std::uint64_t kBatchBytes = 256 * kMiB;
 constexpr std::uint64_t kJudgeWorkingBytes = kGiB + kKeptCallsBytes;
 // A CUDA context with PyTorch's kernels and cuBLAS's workspace loaded (about 500-600 MiB on an
 // H100 with CUDA 13).

@@ -4,6 +4,7 @@
 #include <limits>
 #include <sstream>
 
+#include "protocol/fault.hpp"
 #include "worker/shared_tensor.hpp"
 
 namespace kbench::worker {
@@ -160,22 +161,23 @@ bool screens(const at::Tensor& ref, const at::Tensor& got, const CompareSpec& sp
 CompareResult compare_outputs(const std::vector<at::Tensor>& reference,
                               const std::vector<at::Tensor>& copied,
                               const protocol::CallResult& claims, const CompareSpec& spec,
-                              const std::string& where) {
+                              const std::string& where, const TakenReply* taken) {
     if (auto failure = structural_failure(reference, claims, spec, where)) {
         CompareResult result;
         result.ok = false;
         result.reason = *failure;
         return result;
     }
-    return compare_values(reference, copied, spec, where);
+    return compare_values(reference, copied, spec, where, taken);
 }
 
 CompareResult compare_values(const std::vector<at::Tensor>& reference,
                              const std::vector<at::Tensor>& copied, const CompareSpec& spec,
-                             const std::string& where) {
+                             const std::string& where, const TakenReply* taken) {
     CompareResult result;
     result.values_compared = true;
-    constexpr std::int64_t kChunk = 1 << 24;  // elements compared at a time
+    // Elements compared at a time: the float64 temporaries of a chunk stay within 200 MiB.
+    constexpr std::int64_t kChunk = 1 << 22;
     for (std::size_t i = 0; i < reference.size(); ++i) {
         const at::Tensor& ref_raw = reference[i];
         if (ref_raw.numel() == 0) continue;
@@ -183,19 +185,39 @@ CompareResult compare_values(const std::vector<at::Tensor>& reference,
         const auto work = at::kDouble;
         at::Tensor ref = ref_raw.reshape(-1);
         at::Tensor got = copied[i].reshape(-1);
-        if (got.device() != ref.device()) got = got.to(ref.device());
-        // The same values everywhere (an equality check costs a fortieth of the comparison on a
-        // GPU): no difference. NaN is never equal, so NaNs take the full comparison.
-        if (got.scalar_type() == ref.scalar_type() && at::equal(ref, got)) continue;
+        // On a GPU where either side is (a reference at a wider precision may be on the host):
+        // a chunk moves, never the whole.
+        at::Device place = got.device().is_cuda() ? got.device() : ref.device();
+        bool verify = taken && taken->digest && i < taken->digests.size();
+        std::uint64_t read_digest = 0;
         ValueStats stats;
         bool screened = screens(ref, got, spec);
+        bool equal = true;
         for (std::int64_t start = 0; start < ref.numel(); start += kChunk) {
             std::int64_t length = std::min(kChunk, ref.numel() - start);
-            at::Tensor ref_chunk = ref.narrow(0, start, length);
+            at::Tensor ref_chunk = ref.narrow(0, start, length).to(place);
             at::Tensor got_chunk = got.narrow(0, start, length);
+            // Read once, into the judge's memory: what is compared is what is digested.
+            got_chunk = verify || got_chunk.device() != place
+                            ? got_chunk.to(at::TensorOptions().device(place), false, true)
+                            : got_chunk;
+            if (verify) read_digest += taken->digest->range(got_chunk, start);
+            // The same values (an equality check costs a fortieth of the comparison on a GPU):
+            // no difference. NaN is never equal, so NaNs take the full comparison.
+            if (got_chunk.scalar_type() == ref_chunk.scalar_type() &&
+                at::equal(ref_chunk, got_chunk))
+                continue;
+            equal = false;
             if (screened && screen(ref_chunk, got_chunk, spec, stats)) continue;
             accumulate(ref_chunk.to(work), got_chunk.to(work), start, spec, stats);
         }
+        if (verify && read_digest != taken->digests[i])
+            throw protocol::FaultError(protocol::FaultKind::integrity,
+                                       where + " output " + std::to_string(i) +
+                                           " changed after the sandbox had replied: the "
+                                           "candidate's work went on after its call returned",
+                                       "output_written_after_reply", where);
+        if (equal) continue;
         result.max_abs_diff = std::max(result.max_abs_diff, stats.max_abs);
         result.max_rel_diff = std::max(result.max_rel_diff, stats.max_rel);
         if (stats.mismatched == 0) continue;

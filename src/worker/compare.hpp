@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "protocol/sandbox_messages.hpp"
+#include "worker/keyed_digest.hpp"
 #include "worker/torch_common.hpp"
 
 namespace kbench::worker {
@@ -23,6 +24,16 @@ struct CompareResult {
     bool values_compared = false;  // the structure matched, so values decided
 };
 
+// What the judge took of a reply: a digest of each output's bytes as they were when the reply
+// came. A comparison given it reads each chunk of the candidate's outputs once, into memory of
+// the judge's own, compares that, and checks that the chunks' digests add up to the reply's: bytes
+// that changed after the reply (work of the candidate's still going on) are an integrity fault
+// (rule output_written_after_reply), never compared.
+struct TakenReply {
+    const KeyedDigest* digest = nullptr;
+    std::vector<std::uint64_t> digests;  // one per output
+};
+
 // Compares one call's outputs with the reference's. `claims` is the sandbox's account of what it
 // returned (it can only make a call fail: it explains why); `captured` are the bytes the judge
 // took from its own buffers, which decide whether the values match. Whether values are close is
@@ -32,13 +43,13 @@ struct CompareResult {
 CompareResult compare_outputs(const std::vector<at::Tensor>& reference,
                               const std::vector<at::Tensor>& captured,
                               const protocol::CallResult& claims, const CompareSpec& spec,
-                              const std::string& where);
+                              const std::string& where, const TakenReply* taken = nullptr);
 
 // The values alone: copied[i] against reference[i] (same shapes; dtypes and devices may differ,
-// differences are taken in float64 on the reference's device).
+// differences are taken in float64, in chunks, on a GPU where either side is on one).
 CompareResult compare_values(const std::vector<at::Tensor>& reference,
                              const std::vector<at::Tensor>& copied, const CompareSpec& spec,
-                             const std::string& where);
+                             const std::string& where, const TakenReply* taken = nullptr);
 
 // Inputs after the call must equal the pristine copies bit for bit, except those the reference
 // itself modifies. Returns the failure reason, if any.

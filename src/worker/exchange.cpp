@@ -37,7 +37,10 @@ double micros_between(Clock::time_point a, Clock::time_point b) {
 }  // namespace
 
 Exchange::Exchange(int fd, const Device& device, pid_t sandbox_pid)
-    : fd_(fd), device_(device), sandbox_pid_(sandbox_pid) {
+    : digest_(KeyedDigest::for_device(device)),
+      fd_(fd),
+      device_(device),
+      sandbox_pid_(sandbox_pid) {
     int flags = ::fcntl(fd_, F_GETFL, 0);
     ::fcntl(fd_, F_SETFL, flags | O_NONBLOCK);
 }
@@ -189,18 +192,14 @@ void Exchange::ensure_outputs(Position& pos, const std::vector<OutputShape>& sha
     pos.output_ids.clear();
     pos.output_buffers.clear();
     pos.output_views.clear();
-    pos.taken.clear();
+    pos.taken = {&digest_, {}};
     pos.unchecked = false;
     for (const OutputShape& shape : shapes) {
         auto strides = row_major_strides(shape.sizes);
         auto buffer =
             SharedBuffer::allocate(storage_bytes(shape.sizes, strides, shape.dtype), device_);
         pos.output_views.push_back(buffer->view(shape.sizes, strides, shape.dtype));
-        pos.taken.push_back(
-            copies_
-                ? at::empty(shape.sizes,
-                            at::TensorOptions().dtype(shape.dtype).device(device_.torch_device()))
-                : pos.output_views.back());
+        pos.taken.digests.push_back(0);
         pos.output_ids.push_back(add_slot(buffer, batch, fds));
         pos.output_buffers.push_back(buffer);
     }
@@ -305,8 +304,8 @@ void Exchange::check_outputs_unchanged() {
         Position& pos = positions_[p];
         if (!pos.unchecked) continue;
         pos.unchecked = false;
-        for (std::size_t i = 0; i < pos.taken.size(); ++i) {
-            if (same_bytes(pos.output_views[i], pos.taken[i])) continue;
+        for (std::size_t i = 0; i < pos.output_views.size(); ++i) {
+            if (digest_.of(pos.output_views[i]) == pos.taken.digests[i]) continue;
             throw FaultError(FaultKind::integrity,
                              "output " + std::to_string(i) +
                                  " changed after the sandbox had replied: the candidate's work "
@@ -378,18 +377,13 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
     outcome.done = decode<protocol::CallsDone>(receive());
     call_deadline_ = Clock::time_point::max();
     if (!null_model) model_called_ = true;
-    // The outputs are the judge's once it has copied them into memory the sandbox cannot
-    // reach: only then does the clock stop. Checks and comparisons read those copies, so what
-    // the sandbox writes into the shared buffers later changes nothing but the next request's
-    // check.
-    for (std::size_t i = 0; copies_ && i < calls.size(); ++i) {
+    // The outputs are the judge's once it has their keyed digests: only then does the clock
+    // stop. Comparisons check what they read against them, so what the sandbox writes into the
+    // shared buffers later is caught, never compared.
+    for (std::size_t i = 0; i < calls.size(); ++i) {
         Position& pos = positions_[i];
-        for (std::size_t k = 0; k < pos.taken.size(); ++k) {
-            if (device_.is_cuda())
-                exact_copy(pos.taken[k], pos.output_views[k]);
-            else
-                plain_copy(pos.taken[k], pos.output_views[k]);
-        }
+        for (std::size_t k = 0; k < pos.output_views.size(); ++k)
+            pos.taken.digests[k] = digest_.of(pos.output_views[k]);
         pos.unchecked = true;
     }
     device_.synchronize();
@@ -417,9 +411,9 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
     if (!device_.is_cuda())
         for (std::size_t i = 0; i < calls.size(); ++i) {
             const auto& reported = outcome.done.results[i].outputs;
-            const auto& taken = positions_[i].taken;
-            for (std::size_t k = 0; k < std::min(reported.size(), taken.size()); ++k)
-                if (reported[k].copied && reported[k].digest != digest(taken[k]))
+            const auto& views = positions_[i].output_views;
+            for (std::size_t k = 0; k < std::min(reported.size(), views.size()); ++k)
+                if (reported[k].copied && reported[k].digest != digest(views[k]))
                     throw FaultError(FaultKind::integrity,
                                      "output " + std::to_string(k) +
                                          " changed between the sandbox's copy and the judge's "
@@ -436,6 +430,10 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
 }
 
 const std::vector<at::Tensor>& Exchange::outputs(std::size_t position) const {
+    return positions_.at(position).output_views;
+}
+
+const TakenReply& Exchange::taken(std::size_t position) const {
     return positions_.at(position).taken;
 }
 

@@ -15,6 +15,7 @@
 #include "protocol/judge_messages.hpp"
 #include "protocol/sandbox_messages.hpp"
 #include "sandbox/framing.hpp"
+#include "worker/compare.hpp"
 #include "worker/device.hpp"
 #include "worker/reference_problem.hpp"
 #include "worker/shared_tensor.hpp"
@@ -29,9 +30,10 @@ using Clock = std::chrono::steady_clock;
 // request carries their descriptors; on a GPU they are copied into the shared buffers after the
 // judge's clock has started, by a kernel (GPU contexts take turns, so nothing of the sandbox's
 // runs beside it). Outputs are taken when the reply comes: the clock stops only once the judge
-// has copied them into memory of its own, which is what it compares and keeps; before the next
-// request the shared buffers must still hold those bytes, so that work done after the reply is
-// caught.
+// has a keyed digest of each (KeyedDigest), where they lie. Whatever reads them later (the
+// comparison) reads each chunk once into memory of its own and checks it against that digest,
+// and before the next request the shared buffers must still hold those bytes: work done after
+// the reply is caught, and the judge keeps no copy of a reply.
 class Exchange {
   public:
     // Takes the socket; signals from sandbox_pid's process tree are the candidate's.
@@ -62,10 +64,6 @@ class Exchange {
         flush_bytes_ = bytes;
         flush_ = at::Tensor();
     }
-    // For the reference's own sandbox, which runs no candidate code and whose buffers no
-    // candidate maps: its outputs are read where it wrote them, without the judge's copies (on a
-    // problem of 6 GiB outputs, 6 GiB of the judge's memory).
-    void read_outputs_in_place() { copies_ = false; }
     // Where within the phase the next requests are ("trial 2"), for faults' messages.
     void set_where(const std::string& where) { where_ = where; }
     const std::string& where() const { return where_; }
@@ -95,13 +93,14 @@ class Exchange {
     // the sandbox between the others. null_model: the sandbox leaves out the model call.
     Outcome run(const std::vector<Call>& calls, bool timed, bool poison_allocator, bool null_model);
 
-    // A call's outputs as the judge copied them when the reply came (the sandbox cannot reach
-    // them), and its inputs as they are now.
+    // A call's outputs where the sandbox wrote them (it can still write there: read them
+    // through compare_values with taken(position)), and its inputs as they are now.
     const std::vector<at::Tensor>& outputs(std::size_t position) const;
+    const TakenReply& taken(std::size_t position) const;
     std::vector<at::Tensor> inputs_now(std::size_t position) const;
 
-    // Throws an integrity fault if an output buffer no longer holds what the judge copied from
-    // it when the reply came.
+    // Throws an integrity fault if an output buffer no longer holds what it held when the reply
+    // came.
     void check_outputs_unchanged();
 
     // Every reply reports the sandbox's precision flags; those of the first (a null request,
@@ -142,7 +141,7 @@ class Exchange {
     std::string call_overran() const;
 
     ModelCalls model_calls_;
-    bool copies_ = true;  // outputs copied into the judge's own memory at each reply
+    const KeyedDigest& digest_;
     std::uint64_t sandbox_peak_bytes_ = 0;
     std::uint64_t device_peak_bytes_ = 0;
     CallLimits call_limits_;
@@ -155,8 +154,8 @@ class Exchange {
         std::vector<std::uint64_t> output_ids;
         std::vector<std::shared_ptr<SharedBuffer>> output_buffers;
         std::vector<at::Tensor> output_views;
-        std::vector<at::Tensor> taken;  // the judge's copies of the outputs at the last reply
-        bool unchecked = false;         // taken, and not yet compared with the buffers
+        TakenReply taken;                      // digests of the outputs at the last reply
+        bool unchecked = false;                // taken, and not yet checked again
         std::vector<std::uint64_t> input_ids;  // GPU: buffers reused request after request
         std::vector<std::shared_ptr<SharedBuffer>> input_buffers;
         std::vector<at::Tensor> input_views;  // as the sandbox sees them, this request

@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <array>
+#include <optional>
 
+#include "protocol/fault.hpp"
 #include "sandbox/framing.hpp"
 #include "worker/compare.hpp"
 #include "worker/device.hpp"
@@ -65,8 +67,10 @@ int main(const std::string& role, int fd, const std::string& device) {
 
 // kbench's comparison of a call's outputs, for Python: lists of tensors (the reference's, the
 // candidate's) and the tolerances; a dict of the result.
+// taken: the candidate's outputs as they were at the reply, or None; when given, the candidate's
+// are read against their keyed digests (result "changed_after_reply").
 py::dict compare_for_python(const py::list& reference, const py::list& candidate, double atol,
-                            double rtol, bool strict) {
+                            double rtol, bool strict, const py::object& taken) {
     auto tensors = [](const py::list& values) {
         std::vector<at::Tensor> out;
         for (py::handle v : values) {
@@ -79,8 +83,26 @@ py::dict compare_for_python(const py::list& reference, const py::list& candidate
     if (ref.size() != got.size()) throw std::invalid_argument("as many outputs on both sides");
     for (std::size_t i = 0; i < ref.size(); ++i)
         if (ref[i].sizes() != got[i].sizes()) throw std::invalid_argument("shapes differ");
-    CompareResult r = compare_values(ref, got, {atol, rtol, strict}, "call");
+    std::optional<KeyedDigest> key;
+    TakenReply reply;
+    if (!taken.is_none()) {
+        std::vector<at::Tensor> at_reply = tensors(taken.cast<py::list>());
+        if (at_reply.size() != got.size()) throw std::invalid_argument("one taken per output");
+        key.emplace(got.empty() ? at::Device(at::kCPU) : got[0].device());
+        reply.digest = &*key;
+        for (const at::Tensor& t : at_reply) reply.digests.push_back(key->of(t));
+    }
     py::dict out;
+    CompareResult r;
+    try {
+        r = compare_values(ref, got, {atol, rtol, strict}, "call", key ? &reply : nullptr);
+    } catch (const protocol::FaultError& e) {
+        out["ok"] = false;
+        out["changed_after_reply"] = true;
+        out["reason"] = std::string(e.what());
+        return out;
+    }
+    out["changed_after_reply"] = false;
     out["ok"] = r.ok;
     out["reason"] = r.reason;
     out["max_abs_diff"] = r.max_abs_diff;
@@ -96,5 +118,7 @@ PYBIND11_MODULE(_kbench_worker, m) {
     m.def("main", &kbench::worker::main, "Serve as ROLE on the socket FD for DEVICE");
     m.def("built_with_cuda", &kbench::worker::built_with_cuda);
     m.def("compare_values", &kbench::worker::compare_for_python,
-          "kbench's comparison of outputs with the reference's (values only)");
+          "kbench's comparison of outputs with the reference's (values only)", py::arg("reference"),
+          py::arg("candidate"), py::arg("atol"), py::arg("rtol"), py::arg("strict"),
+          py::arg("taken") = py::none());
 }

@@ -232,10 +232,14 @@ std::vector<at::Tensor> run_arbiter(ReferenceProblem& p, const CallInputs& input
         device.synchronize();
         return tensors;
     };
+    // Where the plan has room for it beside every party's share; on the host otherwise (and
+    // when the device refuses after all).
+    std::string first = !device.is_cuda() || p.plan.arbiter_on_device()
+                            ? device.torch_device().str()
+                            : std::string("cpu");
     try {
         try {
-            return attempt(p.arbiter_device.empty() ? device.torch_device().str()
-                                                    : p.arbiter_device);
+            return attempt(p.arbiter_device.empty() ? first : p.arbiter_device);
         } catch (const py::error_already_set& e) {
             if (!device.is_cuda() || p.arbiter_device == "cpu" || !is_out_of_memory(e)) throw;
             p.arbiter = py::none();

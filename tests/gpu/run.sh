@@ -7,7 +7,7 @@
 # to $OUT (default bench/out) as results.tar.gz (the device tool brings back few files) and
 # summary.txt.
 #
-#   tests/gpu/run.sh [STEP ...]   steps: build unit fixtures relu19 suite interrupt refine audit ipc bandwidth
+#   tests/gpu/run.sh [STEP ...]   steps: build unit fixtures relu19 wrong19 suite interrupt refine audit ipc bandwidth
 #                                 health agreement (default: all, in order)
 #
 # KBENCH_BUILD_TARGETS (default: all) limits the build to the named CMake targets.
@@ -137,9 +137,14 @@ relu19() {  # NAME BINARY [ARGS...]
   echo "$name wall_s $(seconds_since "$start")" | tee -a "$OUT/times.txt"
 }
 
-if want relu19; then
+if want relu19 || want wrong19; then
 step "level 1 problem 19 (ReLU), this kbench beside the earlier one"
-if [ -f "$JSONL" ]; then
+if ! [ -f "$JSONL" ]; then
+  echo "no $JSONL: skipping the level 1 problem 19 check"
+  status=1
+fi
+fi
+if [ -f "$JSONL" ] && { want relu19 || want wrong19; }; then
   mkdir -p "$BUILD/problems/level1"
   "$PYTHON" - "$JSONL" "$BUILD/problems/level1" <<'PY'
 import json, sys
@@ -150,6 +155,8 @@ for line in open(sys.argv[1]):
 PY
   REF="$BUILD/problems/level1/19_ReLU.py"
   CAND="$ROOT/bench/candidates/level1_19_relu_cuda.py"
+fi
+if [ -f "$JSONL" ] && want relu19; then
   # The first runs build the candidate's extension, each kbench into a cache of its own.
   relu19 relu19_first "$BUILD/kbench" &
   [ -x "$OLD/kbench" ] && KBENCH_CACHE=$OLD/cache relu19 relu19_old_first "$OLD/kbench" &
@@ -160,10 +167,14 @@ PY
   done
   relu19 relu19_kernelbench "$BUILD/kbench" --mode kernelbench
   cat "$OUT"/relu19_*.json
-else
-  echo "no $JSONL: skipping the level 1 problem 19 check"
-  status=1
 fi
+if [ -f "$JSONL" ] && { want relu19 || want wrong19; }; then
+  # A wrong ReLU (a quarter of the positive values 1% off): the verdict and what it cost, the
+  # arbitration at float64 included.
+  sed 's/v.x = fmaxf(v.x, 0.f);/v.x = fmaxf(v.x, 0.f) * 1.01f;/; s/kbench_bench_relu_vec4/kbench_bench_relu_wrong/' \
+    "$CAND" > "$BUILD/problems/relu19_wrong.py"
+  CAND="$BUILD/problems/relu19_wrong.py" relu19 relu19_wrong "$BUILD/kbench"
+  "$PYTHON" -c 'import json,sys; v=json.load(open(sys.argv[1])); print("relu19_wrong", v.get("status"), json.dumps(v.get("arbitration")), v.get("reason", "")[:300])' "$OUT/relu19_wrong.json" | tee -a "$OUT/times.txt"
 fi
 
 suite() {  # NAME BINARY CACHE BACKEND

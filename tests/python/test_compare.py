@@ -130,3 +130,44 @@ def test_outputs_larger_than_a_chunk_mix_the_screen_and_float64():
     got[n - 5] = 1 + 3e-4
     r = compare(ref, got)
     assert not r["ok"] and "1 of " in r["reason"] and math.isclose(r["max_abs_diff"], 3e-4, rel_tol=1e-3)
+
+
+# The judge keeps a keyed digest of a reply, not a copy: the comparison reads the candidate's
+# outputs chunk by chunk and checks what it read against the reply's digest.
+
+
+def test_outputs_read_as_they_were_at_the_reply_compare_as_before():
+    torch.manual_seed(3)
+    ref = torch.randn(5_000_001)  # more than one chunk, and a table's length not a divisor
+    got = ref + 1e-6
+    r = worker.compare_values([ref], [got], ATOL, RTOL, True, taken=[got.clone()])
+    assert r["ok"] and not r["changed_after_reply"]
+    wrong = got.clone()
+    wrong[4_999_999] = 7.0
+    r = worker.compare_values([ref], [wrong], ATOL, RTOL, True, taken=[wrong.clone()])
+    assert not r["ok"] and not r["changed_after_reply"] and "1 of 5000001" in r["reason"]
+
+
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.bool]
+)
+@pytest.mark.parametrize("where", [0, 4_194_303, 4_194_304, 4_500_000])
+def test_any_byte_changed_after_the_reply_is_caught(dtype, where):
+    torch.manual_seed(4)
+    ref = (torch.randn(4_500_001) * 3).to(dtype)
+    at_reply = ref.clone()
+    later = at_reply.clone()
+    later.view(torch.uint8)[where * later.element_size()] ^= 1  # one bit, anywhere
+    r = worker.compare_values([ref], [later], ATOL, RTOL, True, taken=[at_reply])
+    assert r["changed_after_reply"] and not r["ok"]
+    assert "changed after the sandbox had replied" in r["reason"]
+
+
+def test_changes_that_keep_a_plain_word_sum_are_caught():
+    ref = torch.arange(64, dtype=torch.int32)
+    at_reply = ref.clone()
+    later = at_reply.clone()
+    later[3] += 1  # the sum of words stays the same: a plain sum would not see it
+    later[9] -= 1
+    r = worker.compare_values([ref], [later], 0.0, 0.0, True, taken=[at_reply])
+    assert r["changed_after_reply"]
