@@ -91,6 +91,9 @@ struct ValueStats {
     std::int64_t first_nonfinite = -1;
     std::int64_t worst = -1;  // the mismatch with the largest difference
     double worst_excess = -1;
+    // The values at those places as the comparison read them (got, expected).
+    double first_nonfinite_got = 0, first_nonfinite_expected = 0;
+    double worst_got = 0, worst_expected = 0;
 };
 
 void accumulate(const at::Tensor& ref, const at::Tensor& got, std::int64_t offset,
@@ -108,8 +111,12 @@ void accumulate(const at::Tensor& ref, const at::Tensor& got, std::int64_t offse
     if (spec.strict) close = close | (at::isnan(ref) & at::isnan(got));
     at::Tensor bad_nonfinite = ref_finite & ~both_finite;
     std::int64_t nonfinite = bad_nonfinite.sum().item<std::int64_t>();
-    if (nonfinite > 0 && stats.first_nonfinite < 0)
-        stats.first_nonfinite = offset + bad_nonfinite.to(at::kByte).argmax().item<std::int64_t>();
+    if (nonfinite > 0 && stats.first_nonfinite < 0) {
+        std::int64_t k = bad_nonfinite.to(at::kByte).argmax().item<std::int64_t>();
+        stats.first_nonfinite = offset + k;
+        stats.first_nonfinite_got = got[k].item<double>();
+        stats.first_nonfinite_expected = ref[k].item<double>();
+    }
     stats.nonfinite += nonfinite;
     std::int64_t mismatched = (~close).sum().item<std::int64_t>();
     if (mismatched == 0) return;
@@ -120,7 +127,10 @@ void accumulate(const at::Tensor& ref, const at::Tensor& got, std::int64_t offse
     double worst = value.item<double>();
     if (worst > stats.worst_excess) {
         stats.worst_excess = worst;
-        stats.worst = offset + index.item<std::int64_t>();
+        std::int64_t k = index.item<std::int64_t>();
+        stats.worst = offset + k;
+        stats.worst_got = got[k].item<double>();
+        stats.worst_expected = ref[k].item<double>();
     }
 }
 
@@ -188,7 +198,9 @@ CompareResult compare_values(const std::vector<at::Tensor>& reference,
         // On a GPU where either side is (a reference at a wider precision may be on the host):
         // a chunk moves, never the whole.
         at::Device place = got.device().is_cuda() ? got.device() : ref.device();
-        bool verify = taken && taken->digest && i < taken->digests.size();
+        if (taken && (!taken->digest || taken->digests.size() != reference.size()))
+            throw std::logic_error("a reply's digests do not match its outputs");
+        bool verify = taken != nullptr;
         std::uint64_t read_digest = 0;
         ValueStats stats;
         bool screened = screens(ref, got, spec);
@@ -225,22 +237,21 @@ CompareResult compare_values(const std::vector<at::Tensor>& reference,
         result.ok = false;
         std::string at = where + " output " + std::to_string(i);
         std::string total = std::to_string(ref.numel());
-        auto value_at = [&](const at::Tensor& t, std::int64_t index) {
-            return number(t[index].to(at::kDouble).item<double>());
-        };
+        // The values as the comparison read them (the candidate's buffer may hold others now).
         if (spec.strict && stats.nonfinite > 0) {
             std::int64_t first = stats.first_nonfinite;
             result.reason = at + ": " + std::to_string(stats.nonfinite) + " of " + total +
                             " values are NaN or Inf where the reference is finite (first at " +
-                            index_text(first, ref_raw.sizes()) + ": got " + value_at(got, first) +
-                            ", expected " + value_at(ref, first) + ")";
+                            index_text(first, ref_raw.sizes()) + ": got " +
+                            number(stats.first_nonfinite_got) + ", expected " +
+                            number(stats.first_nonfinite_expected) + ")";
             return result;
         }
         result.reason =
             at + ": " + std::to_string(stats.mismatched) + " of " + total +
             " values differ beyond atol=rtol=" + number(spec.atol) + "; largest difference " +
             number(stats.max_abs) + " (at " + index_text(stats.worst, ref_raw.sizes()) + ": got " +
-            value_at(got, stats.worst) + ", expected " + value_at(ref, stats.worst) + ")";
+            number(stats.worst_got) + ", expected " + number(stats.worst_expected) + ")";
         return result;
     }
     return result;

@@ -17,24 +17,35 @@ std::uint64_t mix(std::uint64_t z) {
     return z ^ (z >> 31);
 }
 
-// The tensor's bytes as integers of its element's size (8 bytes at most; wider elements are
-// several words), flat and contiguous, not yet widened.
-at::Tensor words_of(const at::Tensor& flat) {
+// The tensor's bytes as limbs of at most 32 bits (an element of 8 or 16 bytes is 2 or 4 limbs),
+// flat and contiguous, not yet widened. Limbs are read zero-extended: a change to one limb then
+// has at most 31 trailing zero bits, so no change survives an odd factor for every key (with
+// 64-bit words, flipping the top bit of two words would: 2^63 x any odd factor is 2^63).
+at::Tensor limbs_of(const at::Tensor& flat) {
     at::Tensor c = flat.contiguous();
     switch (c.element_size()) {
         case 1:
             return c.view(at::kByte);
         case 2:
             return c.view(at::kShort);
-        case 4:
-            return c.view(at::kInt);
         default:
-            return c.view(at::kLong);
+            return c.view(at::kInt);
     }
 }
 
-std::int64_t words_per_element(const at::Tensor& t) {
-    return t.element_size() > 8 ? std::int64_t(t.element_size() / 8) : 1;
+std::int64_t limbs_per_element(const at::Tensor& t) {
+    return t.element_size() > 4 ? std::int64_t(t.element_size() / 4) : 1;
+}
+
+std::int64_t limb_mask(const at::Tensor& limbs) {
+    switch (limbs.element_size()) {
+        case 1:
+            return 0xff;
+        case 2:
+            return 0xffff;
+        default:
+            return 0xffffffffLL;
+    }
 }
 
 }  // namespace
@@ -53,20 +64,19 @@ KeyedDigest::KeyedDigest(at::Device device) {
 
 std::uint64_t KeyedDigest::range(const at::Tensor& chunk, std::int64_t first) const {
     if (chunk.numel() == 0) return 0;
-    at::Tensor words = words_of(chunk.reshape(-1));
+    at::Tensor words = limbs_of(chunk.reshape(-1));
     std::int64_t n = words.numel();
-    std::int64_t start = first * words_per_element(chunk);
+    std::int64_t start = first * limbs_per_element(chunk);
+    std::int64_t mask = limb_mask(words);
     std::uint64_t total = 0;
     for (std::int64_t done = 0; done < n;) {
         std::int64_t i = start + done;
         std::int64_t offset = i % kTableWords;
         std::int64_t length = std::min(n - done, kTableWords - offset);
-        // Widened a table's length at a time (32 MiB); products and their sum wrap modulo
-        // 2^64, whatever order the reduction takes.
-        std::int64_t part =
-            at::mul(words.narrow(0, done, length).to(at::kLong), table_.narrow(0, offset, length))
-                .sum()
-                .item<std::int64_t>();
+        // Widened a table's length at a time (32 MiB), zero-extended; products and their sum
+        // wrap modulo 2^64, whatever order the reduction takes.
+        at::Tensor limbs = words.narrow(0, done, length).to(at::kLong).bitwise_and_(mask);
+        std::int64_t part = limbs.mul_(table_.narrow(0, offset, length)).sum().item<std::int64_t>();
         std::uint64_t factor = mix(key_ ^ std::uint64_t(i / kTableWords)) | 1;
         total += factor * std::uint64_t(part);
         done += length;

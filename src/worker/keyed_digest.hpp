@@ -8,11 +8,12 @@
 namespace kbench::worker {
 
 // A keyed digest of a tensor's bytes, taken where the tensor lives: the sum, modulo 2^64, of
-// its words (elements read as integers of their size) each times a secret odd factor,
-// K[i mod T] x c(i / T), K a table of T random words on the device and c a keyed mix. Without
-// the key no change to the bytes can be chosen that keeps the digest. Digests of ranges add up
-// to the whole's, so bytes read chunk by chunk (a comparison's) can be checked against a digest
-// taken at once (a reply's): the judge keeps a digest of a reply, not a copy of it.
+// its limbs (its bytes read as unsigned integers of at most 32 bits) each times a secret odd
+// factor, K[i mod T] x c(i / T), K a table of T random words on the device and c a keyed mix.
+// Without the key, a change to the bytes keeps the digest with a chance of about 2^-32 at most
+// (a limb's change has at most 31 trailing zero bits, which an odd factor keeps). Digests of
+// ranges add up to the whole's, so bytes read chunk by chunk (a comparison's) can be checked
+// against a digest taken at once (a reply's): the judge keeps a digest of a reply, not a copy.
 class KeyedDigest {
   public:
     explicit KeyedDigest(at::Device device);

@@ -88,9 +88,13 @@ py::dict compare_for_python(const py::list& reference, const py::list& candidate
     if (!taken.is_none()) {
         std::vector<at::Tensor> at_reply = tensors(taken.cast<py::list>());
         if (at_reply.size() != got.size()) throw std::invalid_argument("one taken per output");
-        key.emplace(got.empty() ? at::Device(at::kCPU) : got[0].device());
+        // Where the comparison reads the candidate's chunks (compare_values: a GPU where
+        // either side is).
+        at::Device place = got.empty() ? at::Device(at::kCPU) : got[0].device();
+        if (!place.is_cuda() && !ref.empty()) place = ref[0].device();
+        key.emplace(place);
         reply.digest = &*key;
-        for (const at::Tensor& t : at_reply) reply.digests.push_back(key->of(t));
+        for (const at::Tensor& t : at_reply) reply.digests.push_back(key->of(t.to(place)));
     }
     py::dict out;
     CompareResult r;

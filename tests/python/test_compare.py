@@ -171,3 +171,33 @@ def test_changes_that_keep_a_plain_word_sum_are_caught():
     later[9] -= 1
     r = worker.compare_values([ref], [later], 0.0, 0.0, True, taken=[at_reply])
     assert r["changed_after_reply"]
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.int64, torch.complex64, torch.complex128])
+def test_changes_at_the_top_bits_of_wide_words_are_caught(dtype):
+    # Flipping the top bit of two 64-bit words adds 2^63 twice: with 64-bit words times odd
+    # factors that cancels whatever the key. Two sign flips of float64 or int64 values, two of
+    # complex64's imaginary parts, or negating one complex128 value.
+    for attempt in range(8):
+        ref = torch.randn(1000, dtype=torch.float64).to(dtype)
+        later = ref.clone()
+        if dtype == torch.complex128:
+            later[attempt] = -later[attempt]
+        elif dtype == torch.int64:
+            later[attempt] ^= -(2**63)
+            later[attempt + 100] ^= -(2**63)
+        else:
+            later[attempt] = -later[attempt] if dtype != torch.complex64 else later[attempt].conj()
+            later[attempt + 100] = (
+                -later[attempt + 100] if dtype != torch.complex64 else later[attempt + 100].conj()
+            )
+        r = worker.compare_values([ref], [later], ATOL, RTOL, True, taken=[ref.clone()])
+        assert r["changed_after_reply"], (dtype, attempt)
+
+
+def test_the_message_names_the_values_as_they_were_compared():
+    ref = torch.zeros(100)
+    got = ref.clone()
+    got[7] = 5.0
+    r = worker.compare_values([ref], [got], ATOL, RTOL, True, taken=[got.clone()])
+    assert not r["ok"] and "got 5, expected 0" in r["reason"], r["reason"]
