@@ -302,19 +302,6 @@ std::int64_t digest(const at::Tensor& tensor) {
     return at::sum(as_words(tensor), at::kLong).item<std::int64_t>();
 }
 
-bool same_bytes(const at::Tensor& a, const at::Tensor& b) {
-    if (a.sizes() != b.sizes() || a.scalar_type() != b.scalar_type() || a.device() != b.device())
-        return false;
-    if (a.numel() == 0) return true;
-    if (plain_cpu(a) && plain_cpu(b))
-        return std::memcmp(a.data_ptr(), b.data_ptr(), a.nbytes()) == 0;
-    at::Tensor wa = as_words(a), wb = as_words(b);
-    if (wa.scalar_type() != wb.scalar_type())
-        return at::equal(a.contiguous().view(at::kByte).reshape(-1),
-                         b.contiguous().view(at::kByte).reshape(-1));
-    return at::equal(wa, wb);
-}
-
 at::Tensor as_words(const at::Tensor& tensor) {
     at::Tensor bytes = tensor.contiguous().reshape(-1).view(at::kByte);
     std::int64_t offset = bytes.storage_offset();

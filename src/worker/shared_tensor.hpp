@@ -92,12 +92,8 @@ void undispatched_copy(at::Tensor& dst, const at::Tensor& src);
 
 // A digest of a tensor's bytes (a sum of its words): what a sandbox reports of an output it
 // copied. A sum can be kept while the bytes change: the judge never trusts it to see that
-// nothing changed (same_bytes does).
+// nothing changed (KeyedDigest does).
 std::int64_t digest(const at::Tensor& tensor);
-
-// Whether two tensors of one shape, dtype and device hold the same bytes (NaNs, signed zeros and
-// all).
-bool same_bytes(const at::Tensor& a, const at::Tensor& b);
 
 // A tensor's bytes (made contiguous) as a flat tensor of the widest integers they divide into
 // (64, 32, 16 or 8 bits): a GPU reads wide words several times faster than bytes or narrow
