@@ -37,17 +37,6 @@ std::int64_t limbs_per_element(const at::Tensor& t) {
     return t.element_size() > 4 ? std::int64_t(t.element_size() / 4) : 1;
 }
 
-std::int64_t limb_mask(const at::Tensor& limbs) {
-    switch (limbs.element_size()) {
-        case 1:
-            return 0xff;
-        case 2:
-            return 0xffff;
-        default:
-            return 0xffffffffLL;
-    }
-}
-
 }  // namespace
 
 KeyedDigest::KeyedDigest(at::Device device) {
@@ -67,7 +56,7 @@ std::uint64_t KeyedDigest::range(const at::Tensor& chunk, std::int64_t first) co
     at::Tensor words = limbs_of(chunk.reshape(-1));
     std::int64_t n = words.numel();
     std::int64_t start = first * limbs_per_element(chunk);
-    std::int64_t mask = limb_mask(words);
+    std::int64_t mask = (std::int64_t(1) << (8 * words.element_size())) - 1;
     std::uint64_t total = 0;
     for (std::int64_t done = 0; done < n;) {
         std::int64_t i = start + done;
