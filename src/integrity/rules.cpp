@@ -31,8 +31,11 @@ const std::vector<Rule>& all_rules() {
     static const std::vector<Rule> rules = {
         {"unparsable", "static", "warn", "warn", "warn",
          "the source does not parse as Python (its load fails and says why)"},
-        {"unanalyzable", "static", "reject", "warn", "warn",
-         "the static analyzer failed on the source (it crashed or ran out of time)"},
+        {"unanalyzable", "static", "reject", "reject", "reject",
+         "the static analyzer failed on the source (it crashed or ran out of time): never a free "
+         "pass, under any policy"},
+        {"oversized", "static", "reject", "reject", "reject",
+         "the source is larger than kbench reads (1 MiB): neither analyzed nor built"},
         {"no_backend", "static", "reject", "reject", "warn",
          "no kernel backend at all: no load_inline/cpp_extension, Triton, ThunderKittens, CuTe, "
          "TileLang, CuPy or Numba"},

@@ -10,8 +10,11 @@
 namespace kbench::integrity {
 namespace {
 
-// Parsing a large file takes well under a second; this only stops a pathological one.
+// The analyzer's time is linear in the source: a 1 MiB file takes seconds, so this only stops
+// one that found a way around that.
 constexpr double kAnalyzerSeconds = 60;
+// Larger sources are not read at all (model-written candidates are tens of kilobytes).
+constexpr std::size_t kMaxSourceBytes = 1 << 20;
 
 }  // namespace
 
@@ -62,6 +65,16 @@ const StaticReport& StaticReview::review(const std::string& code, Backend backen
 
 StaticReport StaticReview::run(const std::string& code, Backend backend,
                                Precision precision) const {
+    if (code.size() > kMaxSourceBytes) {
+        StaticReport report;
+        report.seen.push_back(
+            {"oversized", 0, "",
+             "the source is " + std::to_string(code.size()) + " bytes, over the " +
+                 std::to_string(kMaxSourceBytes) +
+                 " that kbench reads: it was neither analyzed nor built (write the kernel "
+                 "without padding, or generated tables, in the source)"});
+        return report;
+    }
     json request = {{"source", code},
                     {"backend", std::string(to_string(backend))},
                     {"precision", std::string(to_string(precision))}};
@@ -76,9 +89,13 @@ StaticReport StaticReview::run(const std::string& code, Backend backend,
     StaticReport report;
     if (!out.status.exited || out.status.code != 0) {
         // The candidate's source could not be read through: never a free pass.
+        std::string how = seconds >= kAnalyzerSeconds
+                              ? "it ran out of its " + std::to_string(int(kAnalyzerSeconds)) + " s"
+                              : out.status.describe();
         report.seen.push_back(
             {"unanalyzable", 0, "",
-             "the static analyzer failed on this source (" + out.status.describe() + ")"});
+             "the static analyzer failed on this source (" + how +
+                 "): a source it cannot read through is rejected under every policy"});
         report.seconds = seconds;
         return report;
     }

@@ -388,6 +388,38 @@ TEST_F(Cli, RulesListsEveryRuleAndReviewsFilesWithoutRunningThem) {
     EXPECT_NE(unknown.err.find("known rules: "), std::string::npos) << unknown.err;
 }
 
+TEST_F(Cli, ASourceTheAnalyzerCannotReadThroughIsRejectedUnderEveryPolicy) {
+    auto list = run_command(quote(KBENCH_BINARY) + " rules --json");
+    ASSERT_EQ(list.exit_code, 0) << list.err;
+    std::map<std::string, json> by_id;
+    for (const auto& r : json::parse(list.out)) by_id[r["rule"]] = r;
+    for (const char* id : {"unanalyzable", "oversized"})
+        for (const char* policy : {"strict", "kernelbench", "permissive"})
+            EXPECT_EQ(by_id[id][policy], "reject") << id << " under " << policy;
+
+    // Over 1 MiB: neither analyzed nor built, whatever the policy.
+    std::string big = write(
+        "big.py", std::string(kPureRelu) + "\n# " + std::string(std::size_t(1) << 20, 'x') + "\n");
+    auto oversized = run_command(quote(KBENCH_BINARY) + " rules --policy permissive " + quote(big));
+    EXPECT_EQ(oversized.exit_code, 1) << oversized.out << oversized.err;
+    EXPECT_NE(oversized.out.find("rejected (oversized)"), std::string::npos) << oversized.out;
+    EXPECT_NE(oversized.out.find("neither analyzed nor built"), std::string::npos) << oversized.out;
+
+    // An analyzer that dies (here its interpreter does) is no free pass under permissive either.
+    fs::path dead = dir_ / "dead-python";
+    {
+        std::ofstream f(dead);
+        f << "#!/bin/sh\nexit 3\n";
+    }
+    fs::permissions(dead, fs::perms::owner_all);
+    std::string small = write("small.py", kPureRelu);
+    auto failed = run_command(quote(KBENCH_BINARY) + " rules --policy permissive --python " +
+                              quote(dead.string()) + " " + quote(small));
+    EXPECT_EQ(failed.exit_code, 1) << failed.out << failed.err;
+    EXPECT_NE(failed.out.find("rejected (unanalyzable)"), std::string::npos) << failed.out;
+    EXPECT_NE(failed.out.find("exit code 3"), std::string::npos) << failed.out;
+}
+
 TEST_F(Cli, AStaticRejectionIsNeverBuiltAndNamesTheLine) {
     // Its C++ does not compile: were it built, its verdict would be compile_error.
     std::string fallback = write("fallback.py", R"PY(import torch
