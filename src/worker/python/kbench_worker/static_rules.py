@@ -23,7 +23,13 @@ object to stdout, ``{"findings": [...], "kernels": {...}, "markers": [...], "par
 (the value of ``analyze``). ``python3 static_rules.py --rules`` prints ``RULES``. The exit status
 is 0 unless stdin is not a JSON object (then 2); an error of the analyzer itself is not hidden
 (exit 1 and a traceback), so that the caller can report the candidate as unanalyzable instead of
-passing it unseen. Only the standard library is used.
+passing it unseen; so is a source that would take more work than the analyzer allows
+(AnalysisLimit: exit 1 and a one-line message). Only the standard library is used.
+
+The analysis takes time linear (or n log n) in the source, whatever it holds: no regular
+expression is applied where it can backtrack or rescan without bound, nothing is rescanned
+from every match, and the work of putting strings together is counted (see StringResolver.WORK,
+MAX_NATIVE_TEXT, MAX_NATIVE_UNITS).
 
 How the rules about ModelNew work: the analysis follows ModelNew.forward through the calls it
 can resolve (methods, functions and classes of the file, submodules stored in __init__,
@@ -36,7 +42,9 @@ silent.
 """
 
 import ast
+import bisect
 import builtins
+import collections
 import json
 import re
 import sys
@@ -48,6 +56,16 @@ STACK_BYTES = 256 << 20          # the command line's analysis thread (deeply ne
 DEEP_RECURSION_LIMIT = 100000
 EVIDENCE_CHARS = 160
 REASON_CHARS = 400
+MAX_NATIVE_TEXT = 8 << 20        # characters of all native source texts of a file together
+MAX_NATIVE_UNITS = 2000          # native source texts of a file (each has a fixed cost)
+
+
+class AnalysisLimit(Exception):
+    """The source needs more work than the analyzer allows (honest files are far below it).
+
+    Not caught by analyze: like an error of the analyzer, it makes the command exit 1, so that
+    the candidate is reported unanalyzable (rejected) in seconds rather than after a timeout.
+    """
 
 RULES = {
     "unparsable": "The candidate does not parse as Python (no other rule runs).",
@@ -90,6 +108,17 @@ RULES = {
 
 # ======================================================================================
 # Source text helpers
+
+
+def walk_all(tree):
+    """The nodes of ast.walk(tree), in its order, as a list made once per tree.
+
+    The rules go over the whole tree a dozen times: a list is much faster to go over again.
+    """
+    nodes = getattr(tree, "_kbench_nodes", None)
+    if nodes is None:
+        nodes = tree._kbench_nodes = list(ast.walk(tree))
+    return nodes
 
 
 def split_lines(source):
@@ -135,6 +164,28 @@ class Report:
 # Names: imports and aliases of imported modules
 
 
+QUAL_CHARS = 400                 # a longer qualified name keeps its first and last characters
+_QUAL_HEAD, _QUAL_TAIL = 240, 120
+_ELIDED = "\u2026"                # (no identifier holds it)
+
+
+def short_qual(qual):
+    """qual, or its first _QUAL_HEAD and last _QUAL_TAIL characters when over QUAL_CHARS.
+
+    Every attribute of a chain a.b.c... has a qualified name: written out in full they would
+    be quadratic in the chain's length (names that long are no name the rules know). A name
+    already shortened and then extended (short_qual(q) + ".x") is shortened again to what the
+    whole name gives, so that a chain's names can be built one attribute at a time.
+    """
+    if qual is None:
+        return None
+    size = len(qual)
+    if size <= QUAL_CHARS and (size <= _QUAL_HEAD + 1 + _QUAL_TAIL or
+                               qual[_QUAL_HEAD] != _ELIDED):
+        return qual
+    return qual[:_QUAL_HEAD] + _ELIDED + qual[-_QUAL_TAIL:]
+
+
 class ImportMap:
     """Local names bound to imported modules or their members, as dotted qualified names.
 
@@ -143,8 +194,10 @@ class ImportMap:
     """
 
     def __init__(self, tree):
+        self._quals = None          # id(Attribute) -> qual, once the aliases are known
+        self._roots = {}
         self.names = {}
-        for node in ast.walk(tree):
+        for node in walk_all(tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
@@ -161,10 +214,11 @@ class ImportMap:
                         self.names[alias.asname or alias.name] = full
         self.aliases = {}
         self._find_aliases(tree)
+        self._quals = {}
 
     def _find_aliases(self, tree):
         assigned = {}
-        for node in ast.walk(tree):
+        for node in walk_all(tree):
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
@@ -185,17 +239,33 @@ class ImportMap:
         return self.aliases.get(name) or self.names.get(name)
 
     def qual(self, node):
-        """Dotted qualified name of a Name/Attribute chain rooted at an import, else None."""
-        parts = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
+        """Dotted qualified name of a Name/Attribute chain rooted at an import, else None.
+
+        Shortened by short_qual (of the root's name, then of each attribute added). Kept for
+        each attribute once the aliases are known, so that each attribute of a long chain costs
+        O(1), not the chain's length.
+        """
+        quals = self._quals         # None while the aliases are found: they still change
+        chain = []
+        while isinstance(node, ast.Attribute) and (quals is None or id(node) not in quals):
+            chain.append(node)
             node = node.value
-        if not isinstance(node, ast.Name):
-            return None
-        base = self.root(node.id)
-        if base is None:
-            return None
-        return ".".join([base] + parts[::-1])
+        if isinstance(node, ast.Attribute):
+            qual = quals[id(node)]
+        elif not isinstance(node, ast.Name):
+            qual = None
+        elif quals is None:
+            qual = short_qual(self.root(node.id))
+        else:
+            qual = self._roots.get(node.id, False)
+            if qual is False:
+                qual = self._roots[node.id] = short_qual(self.root(node.id))
+        for attribute in reversed(chain):
+            if qual is not None:
+                qual = short_qual(qual + "." + attribute.attr)
+            if quals is not None:
+                quals[id(attribute)] = qual
+        return qual
 
 
 def qual_matches(qual, patterns):
@@ -212,17 +282,84 @@ def qual_matches(qual, patterns):
 # ======================================================================================
 # Native (C++/CUDA) sources
 
-_CXX_TOKENS = re.compile(
-    r'(?<![A-Za-z0-9_])(?:u8|[uUL])?R"(?P<d>[^()\\\s"]{0,16})\((?:.|\n)*?\)(?P=d)"'
-    r'|//[^\n]*'
-    r'|/\*(?:.|\n)*?(?:\*/|\Z)'
-    r'|"(?:\\.|[^"\\\n])*"'
-    r"|(?<![A-Za-z0-9_])'(?:\\.|[^'\\\n]){1,8}'"
-)
+# Comments, string and character literals of C++ (see strip_cxx), found by cxx_tokens. What
+# they are is what finditer of this regular expression finds (tests/python/
+# test_static_rules_scanners.py checks that both agree):
+#     (?<![A-Za-z0-9_])(?:u8|[uUL])?R"(?P<d>[^()\\\s"]{0,16})\((?:.|\n)*?\)(?P=d)"
+#     |//[^\n]*
+#     |/\*(?:.|\n)*?(?:\*/|\Z)
+#     |"(?:\\.|[^"\\\n])*"
+#     |(?<![A-Za-z0-9_])'(?:\\.|[^'\\\n]){1,8}'
+# It is not used as such: tried at every position, it rescans an unterminated string or raw
+# string to the end of its line or of the text from every quote that starts one, which is
+# quadratic in a hostile text (a quote followed by many escaped quotes, or many raw strings
+# that are never closed).
+_CXX_START = re.compile(r'(?<![A-Za-z0-9_])(?:u8|[uUL])?R"|//|/\*|"|(?<![A-Za-z0-9_])\'')
+_CXX_RAW_HEAD = re.compile(r'(?<![A-Za-z0-9_])(?:u8|[uUL])?R"(?P<d>[^()\\\s"]{0,16})\(')
+_CXX_RAW_CLOSE = re.compile(r'\)([^()\\\s"]{0,16})"')
+_CXX_STRING = re.compile(r'"(?:\\.|[^"\\\n])*("?)')
+_CXX_CHAR = re.compile(r"'(?:\\.|[^'\\\n]){1,8}'")
 
 
 def _blank(text):
-    return re.sub(r"[^\n]", " ", text)
+    return "\n".join(" " * len(part) for part in text.split("\n"))
+
+
+def cxx_tokens(text):
+    """(start, end) of each comment, string and character literal of a C++ text, in order.
+
+    The same tokens as the regular expression above finds with finditer (tried at the same
+    positions), in time linear in the text: a raw string's end is looked up in an index of the
+    text's closing delimiters, and a string that is not closed on its line marks
+    every quote up to where its scan stopped as failing too (each is escaped inside it, and its
+    own scan would stop at the same place).
+    """
+    size = len(text)
+    closers = None          # raw string delimiter -> offsets of its ')delimiter"'
+    dead_until = -1         # a '"' before this offset starts no string
+    pos = 0
+    while True:
+        match = _CXX_START.search(text, pos)
+        if match is None:
+            return
+        index = match.start()
+        char = text[index]
+        end = -1
+        if char == "/":
+            if text[index + 1] == "/":
+                end = text.find("\n", index)
+                end = size if end < 0 else end
+            else:
+                end = text.find("*/", index + 2)
+                end = size if end < 0 else end + 2
+        elif char == '"':
+            if index >= dead_until:
+                string = _CXX_STRING.match(text, index)
+                if string.group(1):
+                    end = string.end()
+                else:
+                    dead_until = string.end()
+        elif char == "'":
+            literal = _CXX_CHAR.match(text, index)
+            if literal:
+                end = literal.end()
+        else:
+            head = _CXX_RAW_HEAD.match(text, index)
+            if head:
+                if closers is None:
+                    closers = {}
+                    for close in _CXX_RAW_CLOSE.finditer(text):
+                        closers.setdefault(close.group(1), []).append(close.start())
+                delimiter = head.group("d")
+                places = closers.get(delimiter, ())
+                at = bisect.bisect_left(places, head.end())
+                if at < len(places):
+                    end = places[at] + len(delimiter) + 2
+        if end < 0:
+            pos = index + 1
+            continue
+        yield index, end
+        pos = end
 
 
 def strip_cxx(text, blank_strings=False):
@@ -230,15 +367,29 @@ def strip_cxx(text, blank_strings=False):
 
     The length and the newlines are kept, so offsets and line numbers stay valid.
     """
-    def repl(match):
-        token = match.group(0)
+    def repl(token):
         if token.startswith("//") or token.startswith("/*"):
             return _blank(token)
         if blank_strings:
             quote = token.index(token[-1]) if token[-1] in "\"'" else 0
             return token[: quote + 1] + _blank(token[quote + 1: -1]) + token[-1]
         return token
-    return _CXX_TOKENS.sub(repl, text)
+    out = []
+    pos = 0
+    for start, end in cxx_tokens(text):
+        out.append(text[pos:start])
+        out.append(repl(text[start:end]))
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+_NEWLINE = re.compile("\n")
+
+
+def newline_offsets(text):
+    """Offsets of the newlines of text, in order."""
+    return [match.start() for match in _NEWLINE.finditer(text)]
 
 
 class NativeUnit:
@@ -264,15 +415,33 @@ class NativeUnit:
         self.complete = complete
         self.code = strip_cxx(self.text)
         self.bare = strip_cxx(self.text, blank_strings=True)
+        self._segment_starts = [segment[0] for segment in self.segments]
+        self._newlines = None
 
     def line_of(self, offset):
-        for start, end, starts, line in self.segments:
-            if start <= offset < end or (offset == end and start == end):
-                index = self.text.count("\n", start, offset)
-                if starts and index < len(starts):
-                    return starts[index]
-                return line or 0
-        return self.segments[-1][3] if self.segments else 0
+        """The source line of an offset of the text (in O(log n): called for every match)."""
+        segments = self.segments
+        at = bisect.bisect_left(self._segment_starts, offset)
+        if at < len(segments) and segments[at][0] == offset:
+            segment = segments[at]          # the first segment that starts at offset
+        elif at and offset < segments[at - 1][1]:
+            segment = segments[at - 1]
+        else:
+            return segments[-1][3] if segments else 0
+        start, _, starts, line = segment
+        if self._newlines is None:
+            self._newlines = newline_offsets(self.text)
+        index = bisect.bisect_left(self._newlines, offset) - \
+            bisect.bisect_left(self._newlines, start)
+        if starts and index < len(starts):
+            return starts[index]
+        return line or 0
+
+
+_OCTAL = re.compile(r"[0-7]{1,3}")
+# (Matched at an offset, not on text[index:]: a copy of the rest of the text at each escape or
+# each piece of a literal is quadratic in a literal made of many.)
+_LITERAL_OPEN = re.compile(r"([rRuU]{0,2})(\'\'\'|\"\"\"|\'|\")")
 
 
 def _escape_length(text, index):
@@ -286,7 +455,7 @@ def _escape_length(text, index):
         except ValueError:
             return 2, False
     if code in "01234567":
-        match = re.match(r"[0-7]{1,3}", text[index + 1:])
+        match = _OCTAL.match(text, index + 1)
         return 1 + len(match.group(0)), int(match.group(0), 8) == 10
     if code == "N" and text[index + 2: index + 3] == "{":
         end = text.find("}", index)
@@ -297,17 +466,22 @@ def _escape_length(text, index):
     return 2, code == "n"
 
 
-def literal_line_starts(node, lines):
+def literal_line_starts(node, lines, encoded=None):
     """Source line of each line of a string constant's value (None when unsure).
 
     Reads the literal's own source text: escapes, line continuations and implicit
-    concatenation all change how the value's lines sit on the source's lines.
+    concatenation all change how the value's lines sit on the source's lines. encoded, a dict,
+    keeps the UTF-8 of the lines where literals start (a line of many literals is encoded once).
     """
     if node.end_lineno is None or node.end_col_offset is None:
         return None
     try:
         chunk = lines[node.lineno - 1: node.end_lineno]
-        head = chunk[0].encode("utf-8")
+        head = encoded.get(node.lineno) if encoded is not None else None
+        if head is None:
+            head = chunk[0].encode("utf-8")
+            if encoded is not None:
+                encoded[node.lineno] = head
         if len(chunk) == 1:
             text = head[node.col_offset: node.end_col_offset].decode("utf-8")
         else:
@@ -342,12 +516,12 @@ def literal_line_starts(node, lines):
             line += 1
             index += 2
             continue
-        match = re.match(r"([rRuU]{0,2})(\'\'\'|\"\"\"|\'|\")", text[index:])
+        match = _LITERAL_OPEN.match(text, index)
         if not match:
             return None
         raw = "r" in match.group(1).lower()
         quote = match.group(2)
-        index += match.end()
+        index = match.end()
         while True:
             if index >= size:
                 return None
@@ -403,6 +577,9 @@ class StringResolver:
 
     MAX_TEXT = 4 << 20     # characters of one resolved string
     BUDGET = 200000        # resolution steps for a whole file
+    # Pieces and characters handled for a whole file: a few names bound to big strings and
+    # used many times would otherwise make the work quadratic in the source (see charge).
+    WORK = 1 << 26
 
     def __init__(self, program, names, lines):
         self.program = program
@@ -411,6 +588,19 @@ class StringResolver:
         self.active = set()
         self.memo = {}
         self.budget = self.BUDGET
+        self.work = self.WORK
+        self._class_binds = None
+        self.encoded_lines = {}
+
+    def charge(self, amount):
+        """Counts work (pieces copied, characters handled) against WORK; past it, AnalysisLimit.
+
+        Honest files stay far below it; past it the analysis would not end in reasonable time.
+        """
+        self.work -= amount
+        if self.work < 0:
+            raise AnalysisLimit("the source's strings take more than %d steps to put together"
+                                % self.WORK)
 
     def resolve(self, node, scope):
         """List of pieces (text, line, line starts, node id) and a completeness flag, or None."""
@@ -425,15 +615,17 @@ class StringResolver:
             result = self._resolve(node, scope)
         finally:
             self.active.discard(key)
-        if result is not None and sum(len(p[0]) for p in result[0]) > self.MAX_TEXT:
-            result = None
+        if result is not None:
+            self.charge(len(result[0]))
+            if sum(len(p[0]) for p in result[0]) > self.MAX_TEXT:
+                result = None
         self.memo[key] = result
         return result
 
     def _resolve(self, node, scope):
         if isinstance(node, ast.Constant):
             if isinstance(node.value, str):
-                starts = literal_line_starts(node, self.lines)
+                starts = literal_line_starts(node, self.lines, self.encoded_lines)
                 return [(node.value, node.lineno, starts, id(node))], True
             if isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
                 return [(str(node.value), node.lineno, None, None)], True
@@ -471,6 +663,10 @@ class StringResolver:
             else:
                 text.append(HOLE)
                 complete = False
+        size = sum(map(len, text))
+        if size > self.MAX_TEXT:
+            return None         # (not kept anyway: see resolve)
+        self.charge(size)
         joined = "".join(text)
         count = joined.count("\n")
         starts = None
@@ -480,6 +676,7 @@ class StringResolver:
 
     def _concat(self, nodes, scope, separator):
         pieces, complete, found = [], True, False
+        self.charge(len(nodes))
         for index, item in enumerate(nodes):
             if isinstance(item, ast.Starred):
                 item = item.value
@@ -490,6 +687,7 @@ class StringResolver:
                 complete = False
                 continue
             found = True
+            self.charge(len(part[0]))
             pieces.extend(part[0])
             complete = complete and part[1]
         return (pieces, complete) if found else None
@@ -509,8 +707,14 @@ class StringResolver:
         # self.SRC / cls.SRC / ClassName.SRC: a string assigned in the class body.
         if not isinstance(node.value, ast.Name):
             return None
-        for info in self.program.classes.values():
-            binds = info.scope.bindings.get(node.attr) if info.scope else None
+        if self._class_binds is None:
+            # attr -> (class, its bindings of attr), classes in order: one look-up per use
+            # rather than a pass over every class of the file.
+            self._class_binds = {}
+            for info in self.program.classes.values():
+                for attr, binds in (info.scope.bindings.items() if info.scope else ()):
+                    self._class_binds.setdefault(attr, []).append((info, binds))
+        for info, binds in self._class_binds.get(node.attr, ()):
             if binds and (node.value.id in ("self", "cls") or node.value.id == info.name):
                 nodes = [b.node for b in binds if b.kind == "value" and not b.path]
                 if nodes:
@@ -529,6 +733,7 @@ class StringResolver:
             inner = self.resolve(node.args[0], scope)
             if inner is None:
                 return None
+            self.charge(sum(len(p[0]) for p in inner[0]))
             return [(textwrap.dedent(t), l, e, i) for t, l, e, i in inner[0]], inner[1]
         if isinstance(func, ast.Attribute):
             base = func.value
@@ -536,6 +741,7 @@ class StringResolver:
                 inner = self.resolve(base, scope)
                 if inner is None:
                     return None
+                self.charge(len(inner[0][0][0]) + len(inner[0][-1][0]) if inner[0] else 0)
                 return self._strip(inner[0], name), inner[1]
             if name == "join" and len(node.args) == 1:
                 sep = self.resolve(base, scope)
@@ -556,6 +762,12 @@ class StringResolver:
                     return None
                 if old and new and len(old[0]) == 1 and len(new[0]) == 1:
                     a, b = old[0][0][0], new[0][0][0]
+                    # The result's size, known before it is made: over MAX_TEXT it is not
+                    # kept anyway (resolve), and x.replace("", big) is huge.
+                    size = sum(len(t) + t.count(a) * (len(b) - len(a)) for t, _, _, _ in inner[0])
+                    self.charge(sum(len(p[0]) for p in inner[0]) + max(size, 0))
+                    if size > self.MAX_TEXT:
+                        return None
                     same = "\n" not in a and "\n" not in b
                     return [(t.replace(a, b), l, e if same else None, i)
                             for t, l, e, i in inner[0]], inner[1] and old[1] and new[1]
@@ -585,69 +797,170 @@ _LAUNCH_ATTRS = ("__launch_bounds__", "__attribute__", "__declspec", "alignas", 
                  "__maxnreg__", "__cluster_dims__")
 
 
-def _skip_parens(code, open_pos):
-    depth = 0
-    for index in range(open_pos, min(len(code), open_pos + 20000)):
-        char = code[index]
-        if char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth == 0:
-                return index + 1
-    return -1
+_SKIP_PARENS_WINDOW = 20000     # a parameter list closes within these many characters
+_HEAD_STOPS = re.compile(r"[;{}=(]")
+_DECLARATION_STOPS = re.compile(r"[;{}#]")
+_HOST_MARK = re.compile(r"(?=__host__)")
+# The name of a function header is what ([A-Za-z_]\w*)\s*(?:<[^<>;{}()]*>)?\s*$ finds searched in
+# the text from the keyword to the '(' (not applied as such: searched from every keyword, it is
+# quadratic in a long head; see _FunctionScanner.name).
+_FUNCTION_TAIL = re.compile(r"(?:\s|const\b|noexcept\b|__attribute__\s*\(\([^)]*\)\))*([{;])?")
+# Backward scans, as forward matches over the reversed text.
+_REV_SPACE = re.compile(r"\s*")
+_REV_WORD = re.compile(r"\w*")
+_REV_TEMPLATE = re.compile(r"[^<>;{}()]*")
+_NOT_IDENT_START = re.compile(r"[^A-Za-z_]*")
+
+
+def _positions(pattern, code):
+    return [match.start() for match in pattern.finditer(code)]
+
+
+def _matching(code, opening, closing):
+    """opening offset -> offset of its closing bracket, for the brackets that are closed."""
+    pairs, stack = {}, []
+    for match in re.finditer("[%s]" % re.escape(opening + closing), code):
+        if match.group(0) == opening:
+            stack.append(match.start())
+        elif stack:
+            pairs[stack.pop()] = match.start()
+    return pairs
+
+
+class _FunctionScanner:
+    """What cuda_functions needs to know about one text, each found once (linear time).
+
+    A header's pieces are found in indices built once (brackets matched with a stack, sorted
+    offsets looked up by bisection) instead of by scans from each keyword: a text made of many
+    keywords, brackets or a huge identifier would make those scans quadratic.
+    """
+
+    def __init__(self, code):
+        self.code = code
+        self.size = len(code)
+        self.reverse = code[::-1]
+        self.stops = _positions(_HEAD_STOPS, code)
+        self.declaration_stops = _positions(_DECLARATION_STOPS, code)
+        self.hosts = _positions(_HOST_MARK, code)
+        self.parens = _matching(code, "(", ")")
+        self.braces = None
+        self.heads = {}         # offset of '(' -> (name start, name end) in the text before it
+        self.names = {}         # (start, end) -> name
+
+    def paren_after(self, pos):
+        """Offset of the first '(' at or after pos when no ';{}=' comes before it, else -1."""
+        at = bisect.bisect_left(self.stops, pos)
+        if at == len(self.stops) or self.code[self.stops[at]] != "(":
+            return -1
+        return self.stops[at]
+
+    def _back(self, pattern, end):
+        """Start of the run that pattern matches backwards from end (exclusive)."""
+        rev = self.size - end
+        return end - (pattern.match(self.reverse, rev).end() - rev)
+
+    def _head(self, paren):
+        """(start, end) of the header name (see above) found in code[:paren], start -1 if none.
+
+        With a head that starts later than 0, the answer is the same when the head does not
+        start inside the name (see name).
+        """
+        code = self.code
+        end = self._back(_REV_SPACE, paren)
+        if end and code[end - 1] == ">":
+            bracket = self._back(_REV_TEMPLATE, end - 1) - 1
+            if bracket < 0 or code[bracket] != "<":
+                return -1, -1
+            end = self._back(_REV_SPACE, bracket)
+        first = self._back(_REV_WORD, end)
+        start = _NOT_IDENT_START.match(code, first, end).end()
+        return (start, end) if start < end else (-1, -1)
+
+    def name(self, pos, paren):
+        """(name, offset) of the header name (see above) in the head code[pos:paren], or None.
+
+        A head starts after a keyword (at a word's end, before a character that is not of a
+        word) or after a ')': never inside the name, which therefore starts at or after pos
+        when it ends after it.
+        """
+        head = self.heads.get(paren)
+        if head is None:
+            head = self.heads[paren] = self._head(paren)
+        start, end = head
+        if start < 0 or pos >= end:
+            return None
+        key = (start, end)
+        name = self.names.get(key)
+        if name is None:
+            name = self.names[key] = self.code[start:end]
+        return name, start
+
+    def skip_parens(self, open_pos):
+        close = self.parens.get(open_pos)
+        if close is None or close >= open_pos + _SKIP_PARENS_WINDOW:
+            return -1
+        return close + 1
+
+    def skip_braces(self, open_pos):
+        if self.braces is None:
+            self.braces = _matching(self.code, "{", "}")
+        close = self.braces.get(open_pos)
+        return self.size if close is None else close + 1
+
+    def declaration_start(self, offset):
+        at = bisect.bisect_left(self.declaration_stops, offset)
+        return self.declaration_stops[at - 1] if at else -1
+
+    def has_host(self, start, end):
+        at = bisect.bisect_left(self.hosts, start)
+        return at < len(self.hosts) and self.hosts[at] + len("__host__") <= end
 
 
 def cuda_functions(code, keyword="__global__"):
-    """Function headers marked with keyword (__global__ or __device__).
+    r"""Function headers marked with keyword (__global__ or __device__).
 
     Yields (name, offset of the name, offset of the keyword, end of the declaration or of
     the body, is a definition, is also __host__).
+
+    What is found is what this finds, scanning from each keyword:
+        paren = the first '(' after the keyword, with no ';{}=' before it;
+        the name: ([A-Za-z_]\w*)\s*(?:<[^<>;{}()]*>)?\s*$ searched in the head (from the
+            keyword to paren); a name in _LAUNCH_ATTRS (__launch_bounds__(...) ...) is
+            skipped, up to 8 times;
+        after = the end of the parameter list: where the brackets from paren close, if
+            within 20000 characters;
+        _FUNCTION_TAIL matched in code[after:after + 300] tells a definition ('{');
+        a definition ends where its braces close (or at the end of the text);
+        the declaration starts after the last ';{}#' before the keyword.
     """
+    scanner = None
     for match in re.finditer(r"\b%s\b" % keyword, code):
+        if scanner is None:
+            scanner = _FunctionScanner(code)
         pos = match.end()
         for _ in range(8):
-            paren = code.find("(", pos)
+            paren = scanner.paren_after(pos)
             if paren < 0:
                 break
-            head = code[pos:paren]
-            if re.search(r"[;{}=]", head):
+            found = scanner.name(pos, paren)
+            if not found:
                 break
-            name_match = re.search(r"([A-Za-z_]\w*)\s*(?:<[^<>;{}()]*>)?\s*$", head)
-            if not name_match:
-                break
-            after = _skip_parens(code, paren)
+            name, name_offset = found
+            after = scanner.skip_parens(paren)
             if after < 0:
                 break
-            if name_match.group(1) in _LAUNCH_ATTRS:
+            if name in _LAUNCH_ATTRS:
                 pos = after
                 continue
-            tail = re.match(r"(?:\s|const\b|noexcept\b|__attribute__\s*\(\([^)]*\)\))*([{;])?",
-                            code[after:after + 300])
+            tail = _FUNCTION_TAIL.match(code[after:after + 300])
             is_def = bool(tail and tail.group(1) == "{")
             end = after + tail.end() if tail else after
             if is_def:
-                end = _skip_braces(code, end - 1)
-            start = max(code.rfind(";", 0, match.start()), code.rfind("}", 0, match.start()),
-                        code.rfind("{", 0, match.start()), code.rfind("#", 0, match.start()))
-            declaration = code[start + 1: paren]
-            host = "__host__" in declaration
-            yield (name_match.group(1), pos + name_match.start(1), match.start(), end, is_def,
-                   host)
+                end = scanner.skip_braces(end - 1)
+            start = scanner.declaration_start(match.start())
+            host = scanner.has_host(start + 1, paren)
+            yield (name, name_offset, match.start(), end, is_def, host)
             break
-
-
-def _skip_braces(code, open_pos):
-    depth = 0
-    for index in range(open_pos, len(code)):
-        char = code[index]
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-            if depth == 0:
-                return index + 1
-    return len(code)
 
 
 def global_functions(code):
@@ -661,15 +974,33 @@ def host_code(code):
     for keyword in ("__global__", "__device__"):
         for _, _, start, end, is_def, host in cuda_functions(code, keyword):
             if is_def and not host:
-                spans.append((start, end))
+                spans.append((start, min(end, len(code))))
     if not spans:
         return code
-    chars = list(code)
-    for start, end in spans:
-        for index in range(start, min(end, len(chars))):
-            if chars[index] != "\n":
-                chars[index] = " "
-    return "".join(chars)
+    out = []
+    pos = 0
+    for start, end in sorted(spans):
+        start = max(start, pos)
+        if end <= start:
+            continue
+        out.append(code[pos:start])
+        out.append(_blank(code[start:end]))
+        pos = end
+    out.append(code[pos:])
+    return "".join(out)
+
+
+def word_offsets(code, names):
+    """name -> offsets where it stands as a whole word (as r'\bname\b' finds it), for names.
+
+    One pass over the text for all names, instead of one search per name.
+    """
+    out = {}
+    if names:
+        for match in re.finditer(r"\w+", code):
+            if match.group(0) in names:
+                out.setdefault(match.group(0), []).append(match.start())
+    return out
 
 
 # ATen / torch C++ calls that are not compute: allocation, views, metadata, types, utilities.
@@ -704,7 +1035,9 @@ NATIVE_COMPUTE_METHODS = (
     "maximum", "where", "tril", "triu", "linear", "sin", "cos", "floor", "ceil", "round",
     "sign", "square", "std",
 )
-_NATIVE_CHAIN = re.compile(r"(?<![\w:.>])((?:torch|at)(?:::\w+)+)\s*(?:<[^<>;(){}]*>)?\s*\(")
+# (The spaces after a template argument list sit inside its group: two \s* in a row would try
+# every split of a long run of spaces.)
+_NATIVE_CHAIN = re.compile(r"(?<![\w:.>])((?:torch|at)(?:::\w+)+)\s*(?:<[^<>;(){}]*>\s*)?\(")
 _NATIVE_METHOD = re.compile(r"[\w\)\]]\s*\.\s*(" + "|".join(NATIVE_COMPUTE_METHODS) + r")\s*\(")
 
 
@@ -728,7 +1061,112 @@ def aten_compute_calls(code):
     return out
 
 
-# Native patterns per rule: (regex, reason).
+# Patterns whose regular expression scans to a ';' or ')' from each place where it starts: a text
+# with many such starts before one ';' (30,000 'open(' in an '#if 0' block) makes finditer
+# quadratic. Each is found here as finditer finds it (the same starts, each search going on
+# from where the last match ended), with what follows the start looked up in indices of the
+# text built once.
+
+_SEMICOLON = re.compile(";")
+_SEMICOLON_OR_CLOSE = re.compile(r"[;)]")
+_OPEN_CALL = re.compile(r"(?<![\w.>:])(?:::)?open(?:at|64)?\s*\(")
+_OPEN_FLAG = re.compile(r"\bO_(?:RDONLY|WRONLY|RDWR|CREAT)")
+
+
+def open_with_flags(code):
+    r"""Offsets of the matches of (?<![\w.>:])(?:::)?open(?:at|64)?\s*\([^;]*\bO_(?:RDONLY|
+    WRONLY|RDWR|CREAT): an open( with an O_ flag before the next ';'. The greedy [^;]* makes a
+    match end at the last flag before that ';'."""
+    semicolons = flags = None
+    pos = 0
+    while True:
+        call = _OPEN_CALL.search(code, pos)
+        if call is None:
+            return
+        if flags is None:
+            semicolons = _positions(_SEMICOLON, code)
+            flags = [(m.start(), m.end()) for m in _OPEN_FLAG.finditer(code)]
+            flag_starts = [start for start, _ in flags]
+        at = bisect.bisect_left(semicolons, call.end())
+        limit = semicolons[at] if at < len(semicolons) else len(code)
+        last = bisect.bisect_left(flag_starts, limit) - 1
+        if last >= 0 and flag_starts[last] >= call.end():
+            yield call.start()
+            pos = flags[last][1]
+        else:
+            pos = call.start() + 1
+
+
+_MATH_MODE_CALL = re.compile(r"\bcublasSetMathMode\s*\(")
+_MATH_MODE_FP32 = re.compile(r"\b(?:CUBLAS_DEFAULT_MATH|CUBLAS_PEDANTIC_MATH)\b")
+
+
+def math_mode_changes(code):
+    r"""Offsets of the matches of
+    \bcublasSetMathMode\s*\((?![^;)]*\b(?:CUBLAS_DEFAULT_MATH|CUBLAS_PEDANTIC_MATH)\b\s*\)):
+    a cublasSetMathMode( whose argument list does not end with a default or pedantic mode. The
+    lookahead holds when the first ';' or ')' after the '(' is a ')' that only spaces separate
+    from such a mode starting after the '('."""
+    ends = None
+    fp32_ends = {}          # offset of a ')' -> start of the fp32 mode just before it, or -1
+    pos = 0
+    while True:
+        call = _MATH_MODE_CALL.search(code, pos)
+        if call is None:
+            return
+        if ends is None:
+            ends = _positions(_SEMICOLON_OR_CLOSE, code)
+            modes = {m.end(): m.start() for m in _MATH_MODE_FP32.finditer(code)}
+            reverse = code[::-1]
+        at = bisect.bisect_left(ends, call.end())
+        close = ends[at] if at < len(ends) and code[ends[at]] == ")" else -1
+        if close >= 0 and close not in fp32_ends:
+            rev = len(code) - close
+            end = close - (_REV_SPACE.match(reverse, rev).end() - rev)
+            fp32_ends[close] = modes.get(end, -1)
+        if close < 0 or fp32_ends[close] < call.end():
+            yield call.start()
+            pos = call.end()
+        else:
+            pos = call.start() + 1
+
+
+_MMA_SYNC = re.compile(r"\bmma\.sync")
+_MMA_RUN = re.compile(r"[\w.]*")
+_MMA_TYPE = re.compile(r"\.(?:tf32|f16|bf16)\b")
+
+
+def reduced_mma(code):
+    r"""Offsets of the matches of \bmma\.sync[\w.]*\.(?:tf32|f16|bf16)\b: the greedy [\w.]*
+    makes a match end at the last type suffix of the run of word characters and dots."""
+    types = None
+    run_end = -1
+    pos = 0
+    while True:
+        sync = _MMA_SYNC.search(code, pos)
+        if sync is None:
+            return
+        if types is None:
+            types = [(m.start(), m.end()) for m in _MMA_TYPE.finditer(code)]
+            type_starts = [start for start, _ in types]
+        if sync.end() > run_end:
+            run_end = _MMA_RUN.match(code, sync.end()).end()
+        last = bisect.bisect_left(type_starts, run_end) - 1
+        if last >= 0 and type_starts[last] >= sync.end():
+            yield sync.start()
+            pos = types[last][1]
+        else:
+            pos = sync.start() + 1
+
+
+def native_matches(pattern, code):
+    """Start offsets of a native pattern's matches: a regular expression or a function."""
+    if callable(pattern):
+        return pattern(code)
+    return (match.start() for match in re.finditer(pattern, code))
+
+
+# Native patterns per rule: (regex or function giving match offsets, reason).
 NATIVE_PATTERNS = {
     "stream": [
         (r"\bcudaStreamCreate\w*\s*\(", "creates a CUDA stream"),
@@ -762,8 +1200,7 @@ NATIVE_PATTERNS = {
         (r"\b(?:fopen|fopen64|freopen|fdopen)\s*\(", "opens a file with fopen"),
         (r"\b(?:std::)?(?:i|o)?fstream\b", "uses a file stream"),
         (r"(?<![\w.>:])(?:::)?open(?:at|64)?\s*\(\s*\"", "opens a file path"),
-        (r"(?<![\w.>:])(?:::)?open(?:at|64)?\s*\([^;]*\bO_(?:RDONLY|WRONLY|RDWR|CREAT)",
-         "opens a file"),
+        (open_with_flags, "opens a file"),
         (r"(?<![\w.>:])(?:::)?mmap\s*\(", "maps memory with mmap"),
         (r"/proc/", "names /proc"),
         (r"/dev/shm", "names /dev/shm"),
@@ -789,12 +1226,11 @@ NATIVE_PRECISION = [
     (r"\b__floats?2bfloat162?\w*", "converts float to bfloat16"),
     (r"\bwmma::precision::tf32\b", "uses TF32 WMMA"),
     (r"\b__float_to_tf32\b", "rounds to TF32"),
-    (r"\bmma\.sync[\w.]*\.(?:tf32|f16|bf16)\b", "uses a reduced-precision mma.sync"),
+    (reduced_mma, "uses a reduced-precision mma.sync"),
     (r"\bCUBLAS_COMPUTE_32F_FAST_\w+", "uses a fast (reduced-precision) cuBLAS compute type"),
     (r"\bCUBLAS_TF32_TENSOR_OP_MATH\b", "enables TF32 in cuBLAS"),
     # Default and pedantic math modes keep fp32; any other mode allows reduced precision.
-    (r"\bcublasSetMathMode\s*\((?![^;)]*\b(?:CUBLAS_DEFAULT_MATH|CUBLAS_PEDANTIC_MATH)\b\s*\))",
-     "changes the cuBLAS math mode"),
+    (math_mode_changes, "changes the cuBLAS math mode"),
 ]
 # Anything that does compute without being an ATen call, for the ATen-wrapper test.
 _NATIVE_OWN_WORK = re.compile(
@@ -819,22 +1255,35 @@ def native_is_aten_wrapper(units):
         host = re.sub(r"(?m)^[ \t]*#[ \t]*include[^\n]*", "", host_code(unit.bare))
         if _NATIVE_OWN_WORK.search(host):
             return False
-        if any(re.search(r"\b%s\b" % re.escape(name), host) for name in kernels):
+        if word_offsets(host, kernels):
             return False
         calls = calls or bool(aten_compute_calls(host))
     return calls
 
 
+# m.def("name" for any m, found at every place it starts (overlapping ones too).
+_MODULE_DEF = re.compile(r"(?=\b(\w+)\s*\.\s*def\s*\(\s*\"(?:\w+::)?([A-Za-z_]\w*))")
+
+
 def pybind_functions(code):
-    """(name, offset) of functions exposed by PYBIND11_MODULE / TORCH_LIBRARY m.def."""
+    r"""(name, offset) of functions exposed by PYBIND11_MODULE / TORCH_LIBRARY m.def.
+
+    What re.finditer(r'\bm\s*\.\s*def\s*\(\s*"(?:\w+::)?([A-Za-z_]\w*)') finds for each module
+    m, modules in sorted order, with one pass over the text for all of them (one per module is
+    quadratic in a text that declares many).
+    """
     modules = set(re.findall(r"\bPYBIND11_MODULE\s*\(\s*\w+\s*,\s*(\w+)\s*\)", code))
     modules |= set(re.findall(r"\bTORCH_LIBRARY(?:_FRAGMENT)?\s*\(\s*\w+\s*,\s*(\w+)\s*\)", code))
-    out = []
-    for module in sorted(modules):
-        pattern = r"\b" + re.escape(module) + r"\s*\.\s*def\s*\(\s*\"(?:\w+::)?([A-Za-z_]\w*)"
-        for match in re.finditer(pattern, code):
-            out.append((match.group(1), match.start(1)))
-    return out
+    if not modules:
+        return []
+    found = {}
+    ends = {}
+    for match in _MODULE_DEF.finditer(code):
+        module = match.group(1)
+        if module in modules and match.start() >= ends.get(module, 0):
+            found.setdefault(module, []).append((match.group(2), match.start(2)))
+            ends[module] = match.end(2)
+    return [item for module in sorted(found) for item in found[module]]
 
 
 def torch_library_namespaces(code):
@@ -907,7 +1356,7 @@ class Program:
         self.funcs = {}
         self.parents = {}
         self.serial = {id(tree): 0}     # id(node) -> walk order: a key stable across runs
-        for parent in ast.walk(tree):
+        for parent in walk_all(tree):
             for child in ast.iter_child_nodes(parent):
                 self.parents[id(child)] = parent
                 self.serial[id(child)] = len(self.serial)
@@ -1542,6 +1991,14 @@ class Engine:
     """
 
     MAX_CONTEXTS_PER_FUNCTION = 10
+    # Past this many contexts of one function, AnalysisLimit. Past the first limit, a function
+    # still gets a context for each context of the function it is nested in and for each
+    # instance or class it is given: with functions nested in one another, that is quadratic in
+    # the nesting, and each context is gone over again. Sharing one generic context instead
+    # would lose the kinds of instances and of the parent context's names, and with them what
+    # the calls reach (a PyTorch call behind a helper given many instances would go unseen):
+    # the analysis refuses rather than report less. (Honest code stays far below.)
+    HARD_CONTEXTS_PER_FUNCTION = 40
     FIXPOINT_ROUNDS = 8
 
     def __init__(self, program, names, loads):
@@ -1554,6 +2011,9 @@ class Engine:
         self.generic = {}
         self.attr_busy = set()
         self.attr_memo = {}
+        self._summary = {}            # ctx id -> (reaches a kernel event, a torch-only event)
+        self._own = {}                # ctx id -> (kernel event, first torch-only result)
+        self._reason_memo = {}        # root ctx ids -> reason (reach_torch_reason)
         self.module_ctx = self._new_ctx(program.tree, program.module_scope, {}, None)
         self.torch_ops_wrappers = self._torch_ops_wrappers()
 
@@ -1674,6 +2134,10 @@ class Engine:
         if ctx is not None:
             return ctx
         count = self.ctx_count.get(id(fnode), 0)
+        if count >= self.HARD_CONTEXTS_PER_FUNCTION:
+            raise AnalysisLimit("%s is analysed in more than %d calling contexts"
+                                % (getattr(fnode, "name", "a function"),
+                                   self.HARD_CONTEXTS_PER_FUNCTION))
         if count >= self.MAX_CONTEXTS_PER_FUNCTION:
             # Too many contexts: one where every parameter is unknown (except a bound self).
             params = {k: (v if len(v) == 1 and next(iter(v))[0] in ("inst", "class") else FU)
@@ -2177,7 +2641,7 @@ class Engine:
         if tag in ("scalar", "safe", "nnattr", "extfn", "func", "tmethod"):
             return FSAFE
         if tag == "module":
-            return frozenset([("module", kind[1] + "." + attr)])
+            return frozenset([("module", short_qual(kind[1] + "." + attr))])
         if tag == "ext":
             return frozenset([("extfn", kind[1], attr)])
         if tag == "jit":
@@ -2665,9 +3129,9 @@ class Engine:
 
     def reach(self, roots):
         """All contexts reachable from roots (walked), in discovery order."""
-        seen, order, queue = set(), [], list(roots)
+        seen, order, queue = set(), [], collections.deque(roots)
         while queue:
-            ctx = queue.pop(0)
+            ctx = queue.popleft()
             if ctx.id in seen:
                 continue
             seen.add(ctx.id)
@@ -2675,6 +3139,136 @@ class Engine:
             self.walk(ctx)
             queue.extend(ctx.callees)
         return order
+
+    # What reach(roots) finds, for the calls of each except clause (try_rules): going over
+    # reach(roots) anew for each of them is quadratic in a file of many try statements that
+    # call into a long chain of functions. A context's events and callees are final once it is
+    # walked, and a context walked (always by reach, which walks what it finds) has everything
+    # it reaches walked: so what a context reaches is summarized once.
+
+    REASON_STEPS = 1024     # steps to find the first torch event in reach order (see below)
+
+    def reach_torch_reason(self, roots):
+        """Reason of the first torch-only event in reach(roots), when reach(roots) has such an
+        event and no kernel event; else None.
+
+        As [res for c in self.reach(roots) for _, res in c.events if res.outcomes ==
+        {"torch"}][0].reasons[0] when that list is not empty and no event of reach(roots) has a
+        "kernel" outcome. Whether there is a reason is exact; the reason is looked for in
+        reach order within REASON_STEPS steps (a generic one past them: never in honest code).
+        """
+        self._walk_new(roots)
+        self._summarize(roots)
+        summary = self._summary
+        kernel = any(summary[root.id][0] for root in roots)
+        torch = any(summary[root.id][1] for root in roots)
+        if kernel or not torch:
+            return None
+        key = tuple(root.id for root in roots)
+        reason = self._reason_memo.get(key)
+        if reason is None:
+            reason = self._reason_memo[key] = self._first_torch_reason(roots)
+        return reason
+
+    def _walk_new(self, roots):
+        """Walks what reach(roots) walks, in the same order (contexts already walked reach only
+        walked contexts: they are not gone over again)."""
+        seen, queue = set(), collections.deque(roots)
+        while queue:
+            ctx = queue.popleft()
+            if ctx.id in seen:
+                continue
+            seen.add(ctx.id)
+            if ctx.walked:
+                continue
+            self.walk(ctx)
+            queue.extend(ctx.callees)
+
+    def _own_events(self, ctx):
+        """(has a kernel event, its first torch-only event's result or None) of ctx alone."""
+        own = self._own.get(ctx.id)
+        if own is None:
+            kernel, first = False, None
+            for _, res in ctx.events:
+                if "kernel" in res.outcomes:
+                    kernel = True
+                if first is None and res.outcomes == {"torch"}:
+                    first = res
+            own = self._own[ctx.id] = (kernel, first)
+        return own
+
+    def _summarize(self, roots):
+        """(a kernel event, a torch-only event) in what each context reachable from roots
+        reaches, into self._summary: Tarjan's strongly connected components, iteratively."""
+        summary = self._summary
+        index, low, stack, on_stack = {}, {}, [], set()
+        for root in roots:
+            if root.id in summary or root.id in index:
+                continue
+            index[root.id] = low[root.id] = len(index)
+            stack.append(root)
+            on_stack.add(root.id)
+            work = [(root, iter(root.callees))]
+            while work:
+                ctx, callees = work[-1]
+                for callee in callees:
+                    if callee.id in summary:
+                        continue
+                    if callee.id not in index:
+                        index[callee.id] = low[callee.id] = len(index)
+                        stack.append(callee)
+                        on_stack.add(callee.id)
+                        work.append((callee, iter(callee.callees)))
+                        break
+                    if callee.id in on_stack:
+                        low[ctx.id] = min(low[ctx.id], index[callee.id])
+                else:
+                    work.pop()
+                    if work:
+                        parent = work[-1][0]
+                        low[parent.id] = min(low[parent.id], low[ctx.id])
+                    if low[ctx.id] == index[ctx.id]:
+                        members = []
+                        while True:
+                            member = stack.pop()
+                            on_stack.discard(member.id)
+                            members.append(member)
+                            if member is ctx:
+                                break
+                        kernel = torch = False
+                        for member in members:
+                            own_kernel, own_torch = self._own_events(member)
+                            kernel = kernel or own_kernel
+                            torch = torch or own_torch is not None
+                            for callee in member.callees:
+                                done = summary.get(callee.id)
+                                if done is not None:
+                                    kernel = kernel or done[0]
+                                    torch = torch or done[1]
+                        for member in members:
+                            summary[member.id] = (kernel, torch)
+
+    def _first_torch_reason(self, roots):
+        steps = 0
+        queued = set()
+        queue = collections.deque()
+        for root in roots:
+            if root.id not in queued:
+                queued.add(root.id)
+                queue.append(root)
+        while queue and steps < self.REASON_STEPS:
+            ctx = queue.popleft()
+            first = self._own_events(ctx)[1]
+            if first is not None:
+                return first.reasons[0]
+            for callee in ctx.callees:
+                steps += 1
+                if steps >= self.REASON_STEPS:
+                    break
+                if callee.id not in queued:
+                    queued.add(callee.id)
+                    queue.append(callee)
+        return "PyTorch ops in the functions it calls"
 
 
 def is_star(arg):
@@ -2801,6 +3395,8 @@ class Analysis:
         self.markers = []
         self.kernels = {"cuda": [], "triton": [], "extension_functions": []}
         self.parsed = False
+        self._ctxs_by_function = {}     # id(function) -> its contexts (see _try)
+        self._ctxs_indexed = 0          # how many of engine.ctxs are in it
 
     # --- driver
 
@@ -2818,6 +3414,8 @@ class Analysis:
         self.strings = StringResolver(self.program, self.names, self.lines)
         self.loads = {}
         self.units = []
+        self.native_chars = 0
+        self.native_units = 0
         self.engine = None
         self.reach = None
         # An error in a phase is a bug of the analyzer: it propagates (the command exits 1 with a
@@ -2844,7 +3442,7 @@ class Analysis:
 
     def collect_native(self):
         covered = set()
-        for node in ast.walk(self.tree):
+        for node in walk_all(self.tree):
             if isinstance(node, ast.Call):
                 qual = self.names.qual(node.func) or ""
                 if qual in LOAD_QUALS:
@@ -2859,7 +3457,7 @@ class Analysis:
                 covered |= unit.node_ids
         # Other strings that are C++/CUDA source. Only assigned ones: a bare string statement
         # (a docstring, commented-out code) cannot be compiled.
-        for node in ast.walk(self.tree):
+        for node in walk_all(self.tree):
             value = None
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 value = node.value
@@ -2869,6 +3467,7 @@ class Analysis:
             resolved = self.strings.resolve(value, scope)
             if not resolved:
                 continue
+            self.strings.charge(sum(len(p[0]) for p in resolved[0]))
             text = "".join(p[0] for p in resolved[0])
             module_level = scope is self.program.module_scope
             markers = ("__global__", "#include", "PYBIND11_MODULE", "TORCH_LIBRARY")
@@ -2879,24 +3478,29 @@ class Analysis:
             if ids and ids <= covered:
                 continue
             covered |= ids
-            self.units.append(NativeUnit(resolved[0], resolved[1]))
+            self._new_unit(resolved[0], resolved[1])
+        listed = {kind: set(names) for kind, names in self.kernels.items()}
+
+        def list_kernel(kind, name):
+            # (A set beside each list: a list's own 'in' is quadratic in a file of many kernels.)
+            if name not in listed[kind]:
+                listed[kind].add(name)
+                self.kernels[kind].append(name)
+
         for unit in self.units:
             for name, _, is_def in global_functions(unit.code):
-                if is_def and name not in self.kernels["cuda"] and HOLE not in name:
-                    self.kernels["cuda"].append(name)
+                if is_def and HOLE not in name:
+                    list_kernel("cuda", name)
             for name, _ in pybind_functions(unit.code):
-                if name not in self.kernels["extension_functions"]:
-                    self.kernels["extension_functions"].append(name)
+                list_kernel("extension_functions", name)
         for load in self.loads.values():
             for name, _ in load.functions:
-                if name not in self.kernels["extension_functions"]:
-                    self.kernels["extension_functions"].append(name)
+                list_kernel("extension_functions", name)
             load.wrapper = native_is_aten_wrapper(load.units)
-        for node in ast.walk(self.tree):
+        for node in walk_all(self.tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                    jit_backend(node, self.names) == "triton" and \
-                    node.name not in self.kernels["triton"]:
-                self.kernels["triton"].append(node.name)
+                    jit_backend(node, self.names) == "triton":
+                list_kernel("triton", node.name)
 
     @staticmethod
     def _stringish(node):
@@ -2955,11 +3559,32 @@ class Analysis:
         resolved = self.strings.resolve(expr, scope)
         if not resolved:
             return None
-        unit = NativeUnit(resolved[0], resolved[1])
+        unit = self._new_unit(resolved[0], resolved[1], listed=False)
         if load is not None:
             load.units.append(unit)
             load.complete = load.complete and resolved[1]
         self.units.append(unit)
+        return unit
+
+    def _new_unit(self, pieces, complete, listed=True):
+        """A NativeUnit, counted against MAX_NATIVE_TEXT and MAX_NATIVE_UNITS (AnalysisLimit
+        past either).
+
+        Every unit is scanned in full, and units can share their text (many strings built from
+        the same big one): without a limit the work would grow with their number times their
+        size. Each unit also costs a fixed amount of work, however small its text (tens of
+        thousands of short strings that each hold a kernel would take the analyzer minutes).
+        """
+        self.native_units += 1
+        if self.native_units > MAX_NATIVE_UNITS:
+            raise AnalysisLimit("the file holds more than %d native sources" % MAX_NATIVE_UNITS)
+        self.native_chars += sum(len(p[0]) for p in pieces)
+        if self.native_chars > MAX_NATIVE_TEXT:
+            raise AnalysisLimit("the native sources come to more than %d characters"
+                                % MAX_NATIVE_TEXT)
+        unit = NativeUnit(pieces, complete)
+        if listed:
+            self.units.append(unit)
         return unit
 
     def _looks_like_function_list(self, node):
@@ -2999,18 +3624,27 @@ class Analysis:
     def native_rules(self):
         fp32 = self.precision == "fp32"
         for unit in self.units:
+            # A match adds nothing that the same rule, line and reason did not add already: a
+            # text with a match on every line is only one add per line.
+            added = set()
+
+            def add(rule, offset, reason):
+                key = (rule, unit.line_of(offset), reason)
+                if key not in added:
+                    added.add(key)
+                    self.add(*key)
+
             for rule, patterns in NATIVE_PATTERNS.items():
                 for pattern, reason in patterns:
-                    for match in re.finditer(pattern, unit.code):
-                        self.add(rule, unit.line_of(match.start()), "native code " + reason)
+                    for offset in native_matches(pattern, unit.code):
+                        add(rule, offset, "native code " + reason)
             if fp32:
                 for pattern, reason in NATIVE_PRECISION:
-                    for match in re.finditer(pattern, unit.code):
-                        self.add("precision_downgrade", unit.line_of(match.start()),
-                                 "native code " + reason + " in an fp32 problem")
+                    for offset in native_matches(pattern, unit.code):
+                        add("precision_downgrade", offset,
+                            "native code " + reason + " in an fp32 problem")
             for offset, text in aten_compute_calls(unit.bare):
-                self.add("torch_compute", unit.line_of(offset),
-                         "native code calls the ATen op %s" % text)
+                add("torch_compute", offset, "native code calls the ATen op %s" % text)
         self._native_unreachable()
 
     def _native_unreachable(self):
@@ -3018,18 +3652,20 @@ class Analysis:
         for unit in self.units:
             for name, offset, is_def in global_functions(unit.code):
                 headers.setdefault(name, []).append((unit, offset, is_def))
+        defined = {name for name, places in headers.items()
+                   if HOLE not in name and any(is_def for _, _, is_def in places)}
+        # Where each name stands as a word (r"\bname\b"), one pass over each text for all,
+        # gathered by name (going over every unit for each name is quadratic in a file of many
+        # units that each define a kernel).
+        words = {}
+        for unit in self.units:
+            for name, offsets in word_offsets(unit.bare, defined).items():
+                words.setdefault(name, []).extend((id(unit), offset) for offset in offsets)
         for name, places in headers.items():
-            if HOLE in name or not any(is_def for _, _, is_def in places):
+            if name not in defined:
                 continue
             header_offsets = {(id(u), o) for u, o, _ in places}
-            used = False
-            for unit in self.units:
-                for match in re.finditer(r"\b%s\b" % re.escape(name), unit.bare):
-                    if (id(unit), match.start()) not in header_offsets:
-                        used = True
-                        break
-                if used:
-                    break
+            used = any(place not in header_offsets for place in words.get(name, ()))
             if not used:
                 unit, offset, _ = next(p for p in places if p[2])
                 self.add("unreachable_kernel", unit.line_of(offset),
@@ -3095,7 +3731,7 @@ class Analysis:
         blocked = []
         if info.node.decorator_list:
             blocked.append("ModelNew is decorated")
-        for node in ast.walk(self.tree):
+        for node in walk_all(self.tree):
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.Delete)):
                 targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) \
                     else [node.target]
@@ -3158,7 +3794,7 @@ class Analysis:
         return params
 
     def _hooks_registered(self):
-        for node in ast.walk(self.tree):
+        for node in walk_all(self.tree):
             if isinstance(node, ast.Attribute) and node.attr in (
                     "register_forward_hook", "register_forward_pre_hook",
                     "register_module_forward_hook", "register_module_forward_pre_hook"):
@@ -3286,7 +3922,7 @@ class Analysis:
         if self.engine is None:
             self.engine = Engine(self.program, self.names, self.loads)
         try_types = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
-        for node in ast.walk(self.tree):
+        for node in walk_all(self.tree):
             if isinstance(node, try_types):
                 self._try(node)
             elif isinstance(node, ast.Call):
@@ -3301,7 +3937,12 @@ class Analysis:
             contexts = [engine.module_ctx]
         else:
             # The contexts reached from forward know the arguments; the generic one does not.
-            contexts = [c for c in engine.ctxs if c.fnode is owner and c.walked]
+            # (Indexed by function as they are made: a pass over all of them for each try
+            # statement is quadratic.)
+            for ctx in engine.ctxs[self._ctxs_indexed:]:
+                self._ctxs_by_function.setdefault(id(ctx.fnode), []).append(ctx)
+            self._ctxs_indexed = len(engine.ctxs)
+            contexts = [c for c in self._ctxs_by_function.get(id(owner), ()) if c.walked]
             contexts.append(engine.generic_ctx(owner))
         for ctx in contexts:
             if self._try_in(node, ctx):
@@ -3381,13 +4022,9 @@ class Analysis:
             return "computes with PyTorch (%s)" % (result.reasons[0] if result.reasons
                                                    else "PyTorch op")
         if result.callees:
-            contexts = engine.reach(result.callees)
-            torch_events = [res for c in contexts for _, res in c.events
-                            if res.outcomes == {"torch"}]
-            kernels = [res for c in contexts for _, res in c.events if "kernel" in res.outcomes]
-            if torch_events and not kernels:
-                return "calls %s, which computes with PyTorch (%s)" % (
-                    call_name(node), torch_events[0].reasons[0])
+            reason = engine.reach_torch_reason(result.callees)
+            if reason is not None:
+                return "calls %s, which computes with PyTorch (%s)" % (call_name(node), reason)
         if isinstance(func, ast.Attribute) and func.attr in TENSOR_COMPUTE_NAMES and \
                 engine.ev(func.value, ctx) == FU:
             return "computes with what looks like a tensor method (.%s())" % func.attr
@@ -3396,7 +4033,7 @@ class Analysis:
     # --- no_backend
 
     def backend_rule(self):
-        for node in ast.walk(self.tree):
+        for node in walk_all(self.tree):
             quals = []
             if isinstance(node, ast.Import):
                 quals = [a.name for a in node.names]
@@ -3661,7 +4298,7 @@ class PythonRules:
 
     def _module_defined_names(self):
         defined = set()
-        for node in ast.walk(self.tree):
+        for node in walk_all(self.tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 defined.add(node.name)
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
@@ -3690,7 +4327,7 @@ class PythonRules:
 
     def run(self):
         self._path_names()
-        for node in ast.walk(self.tree):
+        for node in walk_all(self.tree):
             kind = type(node).__name__
             handler = getattr(self, "_" + kind, None)
             if handler is not None:
@@ -3869,7 +4506,7 @@ class PythonRules:
                 self.add("monkeypatch", node, "modifies the __dict__ of a module or class")
 
     def _path_names(self):
-        for node in ast.walk(self.tree):
+        for node in walk_all(self.tree):
             if isinstance(node, ast.Assign) and self._is_path(node.value):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
@@ -4054,7 +4691,11 @@ def main(argv):
     backend = str(request.get("backend") or "")
     precision = str(request.get("precision") or "fp32")
     sys.setrecursionlimit(max(sys.getrecursionlimit(), DEEP_RECURSION_LIMIT))
-    result = run_with_deep_stack(lambda: analyze(source, backend, precision))
+    try:
+        result = run_with_deep_stack(lambda: analyze(source, backend, precision))
+    except AnalysisLimit as error:
+        sys.stderr.write("static_rules: the source cannot be analyzed in time: %s\n" % error)
+        return 1
     sys.stdout.write(json.dumps(result) + "\n")
     return 0
 
