@@ -31,6 +31,9 @@ const std::vector<Rule>& all_rules() {
     static const std::vector<Rule> rules = {
         {"unparsable", "static", "warn", "warn", "warn",
          "the source does not parse as Python (its load fails and says why)"},
+        {"no_model_new", "static", "reject", "reject", "reject",
+         "the source never names ModelNew (no class, assignment, import or string): it cannot "
+         "load, so it is neither analyzed further nor built"},
         {"unanalyzable", "static", "reject", "reject", "reject",
          "the static analyzer failed on the source (it crashed or ran out of time): never a free "
          "pass, under any policy"},

@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <regex>
 
 namespace kbench::schedule {
+
+namespace fs = std::filesystem;
 
 std::string seconds_text(double seconds) {
     char text[32];
@@ -18,14 +22,23 @@ std::string capped(const std::string& text, std::size_t limit) {
 }
 
 std::string first_error_line(const std::string& log) {
+    // A Python syntax error names its place in the frame line before it: File "x.py", line 5.
+    static const std::regex frame(R"re(File "([^"]*)", line (\d+))re");
+    static const std::regex syntax(R"re(^\s*(SyntaxError|IndentationError|TabError)\b)re");
+    std::string place;
     std::size_t pos = 0;
     while (pos < log.size()) {
         std::size_t end = log.find('\n', pos);
         std::string line =
             log.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+        std::smatch m;
+        if (std::regex_search(line, m, frame))
+            place = "line " + m[2].str() + " of " + fs::path(m[1].str()).filename().string();
         if (line.find("error") != std::string::npos &&
             line.find("Error building") == std::string::npos)
             return capped(line, 400);
+        if (std::regex_search(line, syntax) && !place.empty())
+            return capped(line, 400) + " (" + place + ")";
         if (end == std::string::npos) break;
         pos = end + 1;
     }

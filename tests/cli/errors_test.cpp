@@ -287,6 +287,48 @@ class ModelNew(nn.Module):
         EXPECT_EQ(v.value("log", std::string()).find("IndexError"), std::string::npos) << v["log"];
 }
 
+// --- 14. A syntax error's line; a candidate without ModelNew is never built --------------------
+
+TEST_F(Errors, ASyntaxErrorNamesItsLineAndACandidateWithoutModelNewIsNotBuilt) {
+    std::string syntax = write("syntax.py", R"(import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def forward(self, x)
+        return torch.relu(x)
+)");
+    std::string unnamed = write("unnamed.py", R"(import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+ext = load_inline("kbench_errors_unnamed", cpp_sources="torch::Tensor f(torch::Tensor x);",
+                  functions=["f"])
+class Model2(nn.Module):
+    def forward(self, x):
+        return ext.f(x)
+)");
+    auto r =
+        kbench({"check", "--policy", "permissive", "--device", "cpu", "--python",
+                KBENCH_TEST_PYTHON, "--cache-dir", (dir_ / "cache").string(), "--json",
+                "--no-timing", "-q", kFixtures + "/references/relu_small.py", syntax, unnamed});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    std::vector<json> verdicts;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);)
+        if (!line.empty()) verdicts.push_back(json::parse(line));
+    ASSERT_EQ(verdicts.size(), 2u) << r.out << r.err;
+    EXPECT_EQ(verdicts[0]["status"], "compile_error");
+    EXPECT_NE(verdicts[0]["reason"].get<std::string>().find("(line 5 of syntax.py)"),
+              std::string::npos)
+        << verdicts[0]["reason"];
+    EXPECT_EQ(verdicts[1]["status"], "rejected");
+    EXPECT_NE(verdicts[1]["reason"].get<std::string>().find("defines no ModelNew"),
+              std::string::npos)
+        << verdicts[1]["reason"];
+    // Refused by the review: never built (its C++ declares f and defines nothing, so a build
+    // would fail at link or load).
+    EXPECT_FALSE(verdicts[1]["phases_s"].contains("build")) << verdicts[1]["phases_s"];
+}
+
 TEST_F(Errors, NoJudgeOnAnyGpuStopsWithWhatToCheck) {
     if (std::system("nvidia-smi -L > /dev/null 2>&1") == 0)
         GTEST_SKIP() << "this machine has a GPU: the judge starts there";

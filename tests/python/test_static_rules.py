@@ -22,8 +22,8 @@ sr = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(sr)
 
 
-def analyze(source, precision="fp32", backend="cuda"):
-    return sr.analyze(textwrap.dedent(source), backend, precision)
+def analyze(source, precision="fp32", backend="cuda", require_model_new=False):
+    return sr.analyze(textwrap.dedent(source), backend, precision, require_model_new)
 
 
 def findings(source, rule=None, **kwargs):
@@ -181,6 +181,18 @@ def test_unparsable():
     assert [f["rule"] for f in result["findings"]] == ["unparsable"]
     assert result["findings"][0]["line"] == 2
     assert result["kernels"] == {"cuda": [], "triton": [], "extension_functions": []}
+
+
+def test_a_candidate_that_never_names_model_new_is_refused_before_anything_else():
+    source = HONEST.replace("ModelNew", "Model2")
+    result = analyze(source, require_model_new=True)
+    assert [f["rule"] for f in result["findings"]] == ["no_model_new"]
+    assert "no_model_new" not in [f["rule"] for f in analyze(source)["findings"]]
+    # Whatever could bind it counts: a star import, globals() by name, an import alias.
+    for binding in ("from helpers import *\n", "globals()['ModelNew'] = Model2\n",
+                    "from helpers import Model2 as ModelNew\n", "ModelNew = Model2\n"):
+        found = [f["rule"] for f in analyze(source + binding, require_model_new=True)["findings"]]
+        assert "no_model_new" not in found, binding
 
 
 def test_markdown_fence_is_unparsable_and_nothing_else_runs():
@@ -1409,7 +1421,7 @@ def test_finding_fields():
 
 def test_rules_cover_every_id():
     assert set(sr.RULES) == {
-        "unparsable", "no_backend", "no_kernel_call", "torch_compute", "try_fallback",
+        "unparsable", "no_model_new", "no_backend", "no_kernel_call", "torch_compute", "try_fallback",
         "try_except", "pass_inheritance", "monkeypatch", "stream", "concurrency", "subprocess",
         "network", "file_access", "native_access", "introspection", "dynamic_code",
         "tensor_subclass", "precision_downgrade", "unreachable_kernel"}

@@ -60,6 +60,31 @@ MAX_NATIVE_TEXT = 8 << 20        # characters of all native source texts of a fi
 MAX_NATIVE_UNITS = 2000          # native source texts of a file (each has a fixed cost)
 
 
+def names_model_new(tree):
+    """Whether anything in the module could bind ModelNew: a class, function or name, an import,
+    an attribute, or a string that holds the name (globals()["ModelNew"] = ...)."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            name = node.name
+        elif isinstance(node, ast.Name):
+            name = node.id
+        elif isinstance(node, ast.Attribute):
+            name = node.attr
+        elif isinstance(node, ast.alias):
+            if node.name == "*" or node.name.endswith(".ModelNew"):
+                return True
+            name = node.asname or node.name
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if "ModelNew" in node.value:
+                return True
+            continue
+        else:
+            continue
+        if name == "ModelNew":
+            return True
+    return False
+
+
 class AnalysisLimit(Exception):
     """The source needs more work than the analyzer allows (honest files are far below it).
 
@@ -69,6 +94,8 @@ class AnalysisLimit(Exception):
 
 RULES = {
     "unparsable": "The candidate does not parse as Python (no other rule runs).",
+    "no_model_new": "The candidate never names ModelNew (no class, assignment, import, attribute "
+                    "or string): it cannot load, so it is not built (no other rule runs).",
     "no_backend": "No kernel backend is imported or used: torch.utils.cpp_extension, Triton, "
                   "ThunderKittens, CUTLASS/CuTe, TileLang, CuPy RawKernel or numba.cuda.",
     "no_kernel_call": "The code reachable from ModelNew.forward certainly calls no custom kernel "
@@ -3395,6 +3422,7 @@ class Analysis:
         self.markers = []
         self.kernels = {"cuda": [], "triton": [], "extension_functions": []}
         self.parsed = False
+        self.require_model_new = False  # analyze(..., require_model_new)
         self._ctxs_by_function = {}     # id(function) -> its contexts (see _try)
         self._ctxs_indexed = 0          # how many of engine.ctxs are in it
 
@@ -3409,6 +3437,11 @@ class Analysis:
                                                            getattr(error, "msg", error)))
             return self.result()
         self.parsed = True
+        if self.require_model_new and not names_model_new(self.tree):
+            self.report.add("no_model_new", 0, "the candidate defines no ModelNew (it never "
+                            "names it): define class ModelNew(nn.Module) with the reference's "
+                            "interface")
+            return self.result()
         self.names = ImportMap(self.tree)
         self.program = Program(self.tree)
         self.strings = StringResolver(self.program, self.names, self.lines)
@@ -4636,15 +4669,20 @@ class PythonRules:
 # Entry points
 
 
-def analyze(source, backend="", precision="fp32"):
-    """Static findings for a candidate's source text (see the module docstring)."""
+def analyze(source, backend="", precision="fp32", require_model_new=False):
+    """Static findings for a candidate's source text (see the module docstring).
+
+    require_model_new: a source that never names ModelNew gets no_model_new alone (the command
+    line's, for whole candidates; fragments analyzed in tests need not define it)."""
     if not isinstance(source, str):
         source = ""
     old_limit = sys.getrecursionlimit()
     if old_limit < 5000:
         sys.setrecursionlimit(5000)
     try:
-        return Analysis(source, backend, precision).run()
+        analysis = Analysis(source, backend, precision)
+        analysis.require_model_new = require_model_new
+        return analysis.run()
     finally:
         sys.setrecursionlimit(old_limit)
 
@@ -4692,7 +4730,7 @@ def main(argv):
     precision = str(request.get("precision") or "fp32")
     sys.setrecursionlimit(max(sys.getrecursionlimit(), DEEP_RECURSION_LIMIT))
     try:
-        result = run_with_deep_stack(lambda: analyze(source, backend, precision))
+        result = run_with_deep_stack(lambda: analyze(source, backend, precision, True))
     except AnalysisLimit as error:
         sys.stderr.write("static_rules: the source cannot be analyzed in time: %s\n" % error)
         return 1
