@@ -28,18 +28,39 @@ MemoryPlan plan_memory(const ProblemMemory& problem, std::uint64_t device_bytes,
     plan.device = device_bytes;
     const std::uint64_t in = problem.inputs, out = problem.outputs;
     const std::uint64_t call = std::max(problem.call_peak, out);
-    // Shared with the candidate's sandbox, and with rounds the reference's own.
-    plan.judge_shared = (in + out) * (rounds ? 2 : 1);
-    // The reference's model, one call's inputs, one reference call (on a copy of the inputs
-    // where it changes them), the working allowance. Replies are kept as keyed digests, not
-    // copies.
-    plan.judge = plan.judge_shared + problem.parameters + in + (problem.modifies_inputs ? in : 0) +
-                 call + kJudgeWorkingBytes;
+    const std::uint64_t copy = problem.modifies_inputs ? in : 0;
     plan.reference_sandbox = rounds ? problem.parameters + call : 0;
     plan.candidate_sandbox = problem.parameters + call;
     plan.contexts = kContextBytes * (rounds ? 3 : 2);
+    plan.transient = in + out >= kTransientBytes;
+    if (plan.transient) {
+        // Per request: the inputs, made in memory of their own that the sandbox maps where they
+        // lie, and the outputs' buffers, gone when the request's checks are done; so at most one
+        // request's, of either sandbox, at a time. The reference's call runs before the request
+        // (or, for a timed call checked after it, on inputs made again from their seed), so
+        // the judge holds the inputs, the reference's call and the outputs' buffers; where that
+        // does not fit the device, the reference's outputs (and a checked call's outputs)
+        // wait on the host instead (outputs_on_host: slower, one copy each way per check).
+        plan.judge_shared = out;
+        std::uint64_t base = problem.parameters + in + copy + kJudgeWorkingBytes;
+        plan.judge = base + call + out;
+        if (!plan.fits()) {
+            plan.outputs_on_host = true;
+            plan.judge = base + std::max(call, out);
+        }
+    } else {
+        // Buffers kept from request to request: the candidate's sandbox's and with rounds the
+        // reference's own; one call's inputs of the judge's own, copied in once the clock has
+        // started; one reference call; replies kept as keyed digests, not copies.
+        plan.judge_shared = (in + out) * (rounds ? 2 : 1);
+        plan.judge = plan.judge_shared + problem.parameters + in + copy + call + kJudgeWorkingBytes;
+    }
     plan.arbiter = 2 * (problem.parameters + in + call);
     return plan;
+}
+
+std::uint64_t judge_bound(const ProblemMemory& problem) {
+    return (problem.inputs + problem.outputs) * 5 / 4 + kGiB;
 }
 
 std::uint64_t MemoryPlan::candidate_allowance() const {
@@ -71,6 +92,9 @@ json MemoryPlan::to_json() const {
                 {"rounds", rounds},
                 {"judge", judge},
                 {"judge_shared", judge_shared},
+                {"judge_bound", judge_bound(problem)},
+                {"transient", transient},
+                {"outputs_on_host", outputs_on_host},
                 {"reference_sandbox", reference_sandbox},
                 {"candidate_sandbox", candidate_sandbox},
                 {"contexts", contexts},

@@ -28,9 +28,9 @@ struct ProblemMemory {
 
 // Each party's share of the device for one problem, in bytes, as kbench's judge and sandboxes
 // use it (docs/memory.md says what each holds and why):
-// - the judge: the shared buffers the sandboxes read their inputs from and write their outputs
-//   into (the candidate's, and with rounds the reference's own sandbox's), the reference's
-//   model, one call's inputs, one reference call, and a working allowance (comparisons in
+// - the judge: the reference's model, one request's inputs and outputs with the reference's
+//   call (transient calls, of 64 MiB or more: per request; smaller ones: buffers kept for each
+//   sandbox, one call's inputs of the judge's own), and a working allowance (comparisons in
 //   chunks, the cache flush, batched calls, reference calls kept for reuse); a reply is kept as a
 //   keyed digest, not a copy;
 // - each sandbox: its parameters and one call's peak (the candidate's estimated by the
@@ -44,6 +44,8 @@ struct MemoryPlan {
     std::uint64_t device = 0;        // what the device offers: its memory, or --device-memory
     std::uint64_t judge = 0;         // the judge's torch allocations and shared buffers
     std::uint64_t judge_shared = 0;  // of which shared buffers (outside PyTorch's allocator)
+    bool transient = false;          // each request's inputs and outputs live for that request only
+    bool outputs_on_host = false;  // transient, and only so it fits: reference outputs on the host
     std::uint64_t reference_sandbox = 0;
     std::uint64_t candidate_sandbox = 0;  // its estimate; it may use whatever the others leave
     std::uint64_t contexts = 0;           // CUDA contexts, all processes together
@@ -61,17 +63,23 @@ struct MemoryPlan {
 };
 
 // The judge's working allowance beyond the call's own tensors: comparisons in chunks, the digest's
-// table and the cache flush (about 0.5 GiB), the calls a timed request batches beyond its first
-// (kBatchBytes of inputs and outputs in all, in the shared buffers), and the reference calls it
-// keeps for reuse (kKeptCallsBytes).
-constexpr std::uint64_t kKeptCallsBytes = kGiB / 2;
+// table and the cache flush (about 384 MiB), the calls a timed request batches beyond its first
+// (kBatchBytes of inputs and outputs in all), and the reference calls it keeps for reuse
+// (kKeptCallsBytes).
+constexpr std::uint64_t kKeptCallsBytes = 256 * kMiB;
 constexpr std::uint64_t kBatchBytes = 256 * kMiB;
-constexpr std::uint64_t kJudgeWorkingBytes = kGiB + kKeptCallsBytes;
+constexpr std::uint64_t kJudgeWorkingBytes = 384 * kMiB + kBatchBytes + kKeptCallsBytes;
+// Calls of at least this many bytes of inputs and outputs get buffers per request (transient).
+constexpr std::uint64_t kTransientBytes = 64 * kMiB;
 // A CUDA context with PyTorch's kernels and cuBLAS's workspace loaded (about 500-600 MiB on an
 // H100 with CUDA 13).
 constexpr std::uint64_t kContextBytes = 640 * kMiB;
 
 MemoryPlan plan_memory(const ProblemMemory& problem, std::uint64_t device_bytes, bool rounds);
+
+// What the judge may hold of the device for a problem: 1.25 x (one call's inputs and outputs)
+// + 1 GiB.
+std::uint64_t judge_bound(const ProblemMemory& problem);
 
 // "19.2 GiB", "640 MiB"
 std::string bytes_text(std::uint64_t bytes);

@@ -7,14 +7,13 @@
 namespace kbench::protocol {
 
 json Buffer::to_json() const {
-    return json{
-        {"kind", kind}, {"fd_index", fd_index}, {"ipc_handle", ipc_handle}, {"nbytes", nbytes}};
+    return json{{"kind", kind}, {"fd_index", fd_index}, {"nbytes", nbytes}};
 }
 
 Buffer Buffer::from_json(const json& j) {
     Fields f(j, "buffer");
-    Buffer b{f.text("kind"), f.integer("fd_index"), f.text("ipc_handle"), f.count("nbytes")};
-    if (b.kind != "memfd" && b.kind != "cuda_ipc")
+    Buffer b{f.text("kind"), f.integer("fd_index"), f.count("nbytes")};
+    if (b.kind != "memfd" && b.kind != "cuda_fd")
         throw ProtocolError("unknown buffer kind '" + b.kind + "'");
     return b;
 }
@@ -29,12 +28,17 @@ Slot Slot::from_json(const json& j) {
 }
 
 json TensorRef::to_json() const {
-    return json{{"slot", slot}, {"sizes", sizes}, {"strides", strides}, {"dtype", dtype}};
+    return json{{"slot", slot},
+                {"offset", offset},
+                {"sizes", sizes},
+                {"strides", strides},
+                {"dtype", dtype}};
 }
 
 TensorRef TensorRef::from_json(const json& j) {
     Fields f(j, "tensor");
-    TensorRef t{f.count("slot"), f.integers("sizes"), f.integers("strides"), f.text("dtype")};
+    TensorRef t{f.count("slot"), f.count("offset"), f.integers("sizes"), f.integers("strides"),
+                f.text("dtype")};
     if (t.sizes.size() != t.strides.size())
         throw ProtocolError("tensor has " + std::to_string(t.sizes.size()) + " sizes and " +
                             std::to_string(t.strides.size()) + " strides");
@@ -108,7 +112,7 @@ json CallBatch::to_json() const {
     return json{{"nonce", nonce},           {"new_slots", list_json(new_slots)},
                 {"drop_slots", drop_slots}, {"calls", list_json(calls)},
                 {"timed", timed},           {"poison", poison},
-                {"null_model", null_model}};
+                {"null_model", null_model}, {"transient", transient}};
 }
 
 CallBatch CallBatch::from_json(const json& j) {
@@ -121,6 +125,7 @@ CallBatch CallBatch::from_json(const json& j) {
     b.timed = f.flag("timed");
     b.poison = f.flag("poison");
     b.null_model = f.flag("null_model");
+    b.transient = f.flag("transient");
     if (b.calls.empty()) throw ProtocolError("a call request with no calls");
     return b;
 }

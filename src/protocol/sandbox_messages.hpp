@@ -12,12 +12,11 @@
 
 namespace kbench::protocol {
 
-// Memory the judge owns and shares: a memfd whose descriptor rides on the message (fd_index in
-// the message's descriptors), or a CUDA allocation named by its IPC handle.
+// Memory the judge owns and shares, named by a descriptor that rides on the message (fd_index in
+// the message's descriptors): a memfd, or device memory exported by CUDA's virtual memory API.
 struct Buffer {
-    std::string kind;  // "memfd" or "cuda_ipc"
+    std::string kind;  // "memfd" or "cuda_fd"
     std::int64_t fd_index = -1;
-    std::string ipc_handle;  // hex
     std::uint64_t nbytes = 0;
 
     json to_json() const;
@@ -36,6 +35,7 @@ struct Slot {
 // A tensor laid over a slot.
 struct TensorRef {
     std::uint64_t slot = 0;
+    std::uint64_t offset = 0;  // bytes from the slot's start
     std::vector<std::int64_t> sizes;
     std::vector<std::int64_t> strides;
     std::string dtype;  // "float32", ...
@@ -109,6 +109,7 @@ struct CallBatch {
     bool timed = false;
     bool poison = false;  // poison freed blocks of the output sizes before each call
     bool null_model = false;
+    bool transient = false;  // new_slots are this request's: the sandbox drops them after its reply
 
     json to_json() const;
     static CallBatch from_json(const json& j);

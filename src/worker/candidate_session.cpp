@@ -50,6 +50,7 @@ class TimedCalls : public timing::RemoteCalls {
     timing::RequestRecord run(std::size_t first, int count) override {
         ReferenceProblem& p = s_.p_;
         last_.clear();
+        next_index_ = first + std::size_t(count);
         std::vector<Exchange::Call> calls;
         std::optional<StepTimes::Scope> inputs_step(std::in_place, s_.steps_, "inputs");
         for (int i = 0; i < count; ++i) {
@@ -58,8 +59,9 @@ class TimedCalls : public timing::RemoteCalls {
             pending.index = index;
             if (p.strict) {
                 pending.seed = s_.keys_.seed("timed", index);
-                pending.fresh = make_call_inputs(p, pending.seed, s_.device_);
-                pending.checked = s_.keys_.uniform("check", index) < kCheckedShare;
+                pending.fresh = s_.allocating(
+                    [&] { return make_call_inputs(p, pending.seed, s_.device_, s_.pooled()); });
+                pending.checked = force_check_ || s_.keys_.uniform("check", index) < kCheckedShare;
             } else {
                 pending.inputs = &public_call(p, p.seed, s_.device_).first;
             }
@@ -75,7 +77,7 @@ class TimedCalls : public timing::RemoteCalls {
                                                 std::to_string(first + std::size_t(count) - 1));
         Exchange::Outcome outcome = [&] {
             StepTimes::Scope step(s_.steps_, "requests");
-            return s_.exchange_.run(calls, true, false, false);
+            return s_.allocating([&] { return s_.exchange_.run(calls, true, false, false); });
         }();
         check_signals(s_.blamed_pid());
         claims_ = outcome.done.results;
@@ -88,8 +90,19 @@ class TimedCalls : public timing::RemoteCalls {
             record.host_us.push_back(claims.host_us);
         }
         StepTimes::Scope step(s_.steps_, "checks");
+        // A transient request's inputs are memory the sandbox still maps: a checked call's
+        // reference runs on inputs made again from their seed, where nothing of the
+        // candidate's reaches.
+        if (s_.pooled()) {
+            s_.exchange_.drop_inputs();
+            for (Pending& pending : last_) {
+                pending.fresh = CallInputs{};
+                pending.inputs = nullptr;
+            }
+        }
         for (std::size_t i = 0; i < last_.size(); ++i)
             if (last_[i].checked) check(i);
+        s_.exchange_.release_request();
         // The calls' inputs go back to the device: the next request's are made before its own
         // (on a problem of 6 GiB inputs, 6 GiB less for the judge to hold beside them). A check
         // of the last calls (check_last) makes them again from their seeds.
@@ -103,9 +116,16 @@ class TimedCalls : public timing::RemoteCalls {
 
     bool has_stream_clock() const override { return s_.device_.is_cuda(); }
 
-    // Checks the last request's calls, when no call was checked at all.
+    // Checks the last request's calls, when no call was checked at all; a transient request's
+    // outputs went with it, so there one more request is made, and checked.
     void check_last() {
-        for (std::size_t i = 0; i < last_.size(); ++i) check(i);
+        if (!s_.exchange_.transient()) {
+            for (std::size_t i = 0; i < last_.size(); ++i) check(i);
+            return;
+        }
+        force_check_ = true;
+        run(next_index_, 1);
+        force_check_ = false;
     }
 
     std::uint64_t checked() const { return checked_; }
@@ -138,6 +158,10 @@ class TimedCalls : public timing::RemoteCalls {
     void check(std::size_t position) {
         Pending& pending = last_[position];
         if (s_.p_.strict && !pending.inputs) {
+            // The outputs wait on the host where the judge's bound has no room for them beside
+            // the reference's call.
+            if (s_.exchange_.transient() && s_.p_.plan.outputs_on_host)
+                s_.exchange_.outputs_to_host(position);
             pending.fresh = make_call_inputs(s_.p_, pending.seed, s_.device_);
             pending.inputs = &pending.fresh;
         }
@@ -166,6 +190,8 @@ class TimedCalls : public timing::RemoteCalls {
 
     CandidateSession& s_;
     bool judged_ = true;
+    bool force_check_ = false;
+    std::size_t next_index_ = 0;  // the index after the last request's calls
     std::string reference_failure_;
     std::vector<Pending> last_;
     std::vector<protocol::CallResult> claims_;  // the last request's
@@ -285,7 +311,49 @@ CandidateSession::CandidateSession(ReferenceProblem& problem, const Device& devi
       device_(device),
       exchange_(fd, device, sandbox_pid),
       keys_(KeyedSeeds::fresh()),
-      sandbox_pid_(sandbox_pid) {}
+      sandbox_pid_(sandbox_pid) {
+    exchange_.set_transient(device.is_cuda() && problem.plan.transient);
+}
+
+void CandidateSession::blame_memory(const std::string& what) const {
+    if (!device_.is_cuda()) return;
+    py::module_ memory = py::module_::import("kbench_worker.memory");
+    std::uint64_t judge =
+        memory.attr("reserved")().cast<std::uint64_t>() + shared_device_bytes().live;
+    // Beyond its plan the shortfall may be the judge's own: kbench's.
+    if (judge > p_.plan.judge + kGiB / 2) return;
+    throw FaultError(FaultKind::candidate_raised,
+                     "the device ran out of memory for the judge's buffers (" + what +
+                         ") while the judge held " + bytes_text(judge) + " of its planned " +
+                         bytes_text(p_.plan.judge) +
+                         ": the candidate's sandbox holds device memory beyond its share (buffers "
+                         "of earlier requests kept mapped, or memory taken outside PyTorch)",
+                     "", exchange_.where());
+}
+
+bool CandidateSession::pooled() const {
+    return exchange_.transient() && p_.strict;
+}
+
+void CandidateSession::park_on_host(ReferenceOutput& reference) const {
+    if (!exchange_.transient()) return;
+    // A reference that returns its input, or a view of it, made its output in memory the
+    // sandbox is about to map: a copy of its own, where no work of the candidate's reaches.
+    for (at::Tensor& out : reference.outputs) {
+        std::size_t offset = 0;
+        if (SharedBuffer::segment_of(out, offset)) out = out.clone();
+    }
+    if (!p_.plan.outputs_on_host) return;
+    for (at::Tensor& out : reference.outputs) {
+        if (!out.is_cuda()) continue;
+        if (reference.made_on.empty()) reference.made_on = out.device().str();
+        at::Tensor host =
+            at::empty(out.sizes(), out.options().device(at::kCPU).pinned_memory(true));
+        host.copy_(out);
+        out = host;
+    }
+    empty_device_cache();  // the outputs' buffers take the memory the reference's call held
+}
 
 std::size_t CandidateSession::memory_budget() const {
     // Within the plan's working allowance (a call of more is batched with none: a request of
@@ -334,8 +402,18 @@ protocol::SandboxAttached CandidateSession::attach(double limit_s,
         return {{overhead_.fixed_us, overhead_.per_call_us, overhead_.spread_us}};
     }
     // The protocol's own cost, measured while no code of the candidate's exists in the sandbox.
-    const auto& base = public_call(p_, p_.seed, device_);
-    Exchange::Call one{&base.first, output_shapes(base.second)};
+    // A transient problem's calls get inputs of their own, in a request pool, as every later
+    // request's are (and no reference call: the model is not called).
+    CallInputs pooled_base;
+    Exchange::Call one;
+    if (exchange_.transient()) {
+        pooled_base = make_call_inputs(p_, p_.seed, device_, true);
+        one = {&pooled_base, p_.outputs};
+    } else {
+        const auto& base = public_call(p_, p_.seed, device_);
+        one = {&base.first, output_shapes(base.second)};
+    }
+    auto done_with_request = [&] { exchange_.release_request(); };
     // What a request costs besides its calls: its wall time less what the empty calls took.
     auto overhead_of = [&](const Exchange::Outcome& outcome) {
         double calls = 0;
@@ -351,6 +429,7 @@ protocol::SandboxAttached CandidateSession::attach(double limit_s,
         std::vector<double> values;
         for (int i = 0; i < 12; ++i) {
             auto outcome = exchange_.run({one}, true, false, true);
+            done_with_request();
             if (i >= 2) values.push_back(overhead_of(outcome));
         }
         double spread = timing::fit_overhead(values, {}, 0).spread_us;
@@ -369,6 +448,7 @@ protocol::SandboxAttached CandidateSession::attach(double limit_s,
         std::vector<Exchange::Call> many(kMany, one);
         for (int i = 0; i < 8; ++i) {
             auto outcome = exchange_.run(many, true, false, true);
+            done_with_request();
             if (i >= 2) many_us.push_back(overhead_of(outcome));
         }
     }
@@ -421,9 +501,8 @@ void CandidateSession::load(const protocol::LoadRequest& request) {
             at::Tensor view = buffer->view(t.sizes(), t.strides(), t.scalar_type());
             view.copy_(t);
             std::uint64_t id = 1'000'000 + keep.size();
-            load.slots.push_back(
-                {id, buffer->describe(buffer->is_cuda() ? -1 : std::int64_t(fds.size()))});
-            if (!buffer->is_cuda()) fds.push_back(buffer->fd());
+            load.slots.push_back({id, buffer->describe(std::int64_t(fds.size()))});
+            fds.push_back(buffer->fd());
             arg.is_tensor = true;
             arg.tensor = tensor_ref(id, view);
             keep.push_back(buffer);
@@ -443,11 +522,13 @@ std::string CandidateSession::check_call(std::size_t position, const CallInputs&
                                          const protocol::CallResult& claims,
                                          const std::string& where, CompareResult* stats) {
     device_.synchronize();
-    CompareResult r = compare_outputs(reference.outputs, exchange_.outputs(position), claims,
-                                      p_.spec, where, &exchange_.taken(position));
+    CompareSpec spec = p_.spec;
+    spec.device = reference.made_on;
+    CompareResult r = compare_outputs(reference.outputs, exchange_.outputs(position), claims, spec,
+                                      where, &exchange_.taken(position));
     if (r.ok && p_.strict) {
-        if (auto failure = check_inputs_unchanged(inputs.tensors, exchange_.inputs_now(position),
-                                                  reference.modifies, where)) {
+        if (auto failure =
+                exchange_.changed_input(position, inputs.tensors, reference.modifies, where)) {
             r.ok = false;
             r.reason = *failure;
             r.values_compared = false;  // not a difference in values: no arbitration
@@ -473,10 +554,14 @@ protocol::CorrectnessChecked CandidateSession::correctness(
             // Seeds drawn with this candidate's key: no candidate can prepare for them.
             {
                 StepTimes::Scope step(steps_, "inputs");
-                fresh = make_call_inputs(p_, keys_.seed("trial", std::uint64_t(t)), device_);
+                fresh = allocating([&] {
+                    return make_call_inputs(p_, keys_.seed("trial", std::uint64_t(t)), device_,
+                                            pooled());
+                });
             }
             StepTimes::Scope step(steps_, "reference");
             fresh_reference = run_reference(p_, fresh, device_);
+            park_on_host(fresh_reference);
         } else {
             const auto& kb = public_call(p_, p_.public_trial_seeds[std::size_t(t)], device_);
             inputs = &kb.first;
@@ -485,8 +570,9 @@ protocol::CorrectnessChecked CandidateSession::correctness(
         exchange_.set_where("trial " + std::to_string(t));
         scale_deadlines();
         std::optional<StepTimes::Scope> step(std::in_place, steps_, "requests");
-        auto outcome =
-            exchange_.run({{inputs, output_shapes(*reference)}}, false, p_.strict, false);
+        auto outcome = allocating([&] {
+            return exchange_.run({{inputs, output_shapes(*reference)}}, false, p_.strict, false);
+        });
         check_signals(sandbox_pid_);
         step.emplace(steps_, "checks");
         CompareResult stats;
@@ -497,6 +583,7 @@ protocol::CorrectnessChecked CandidateSession::correctness(
         // decides (strict mode; the reference harness has no such step).
         if (!failure.empty() && p_.strict && stats.values_compared)
             failure = arbitrate(0, *inputs, *reference, where, failure, arbitration);
+        exchange_.release_request();
         out.max_abs_diff = std::max(out.max_abs_diff, stats.max_abs_diff);
         out.max_rel_diff = std::max(out.max_rel_diff, stats.max_rel_diff);
         if (failure.empty())
@@ -570,8 +657,16 @@ std::string CandidateSession::arbitrate(std::size_t position, const CallInputs& 
                "wider precision too)";
     ++a.trials;
     std::vector<at::Tensor> wide;
+    // A transient request's inputs are memory the sandbox still maps: the arbiter runs on
+    // inputs made again from their seed, where nothing of the candidate's reaches.
+    CallInputs own;
+    const CallInputs* arbitrated = &inputs;
+    if (inputs.pool) {
+        own = make_call_inputs(p_, inputs.seed, device_);
+        arbitrated = &own;
+    }
     try {
-        wide = run_arbiter(p_, inputs, device_);
+        wide = run_arbiter(p_, *arbitrated, device_);
     } catch (const CudaError&) {
         throw;
     } catch (const std::runtime_error& e) {
@@ -595,8 +690,7 @@ std::string CandidateSession::arbitrate(std::size_t position, const CallInputs& 
                " too: " + candidate.reason;
     ++a.passed;
     // Arbitration is strict mode's: the strict input check still applies.
-    if (auto changed = check_inputs_unchanged(inputs.tensors, exchange_.inputs_now(position),
-                                              reference.modifies, where))
+    if (auto changed = exchange_.changed_input(position, inputs.tensors, reference.modifies, where))
         return *changed;
     return "";
 }

@@ -70,6 +70,30 @@ class CandidateSession {
     json kernels();
 
     std::vector<OutputShape> output_shapes(const ReferenceOutput& reference) const;
+    // Whether a request's inputs are made in a request pool of their own (a transient problem in
+    // strict mode: handed to the sandbox where they lie).
+    bool pooled() const;
+    // A transient problem's reference outputs: copies of their own where they lie in a request
+    // pool's memory (a reference that returns its input), on the host where the plan says so.
+    void park_on_host(ReferenceOutput& reference) const;
+    // Runs make, an allocation of the judge's for a request; should the device run out of
+    // memory while the judge is within its plan, the candidate's sandbox took it: a fault of the
+    // candidate's (blame_memory), never kbench's.
+    template <typename Make>
+    auto allocating(Make&& make) -> decltype(make()) {
+        try {
+            return make();
+        } catch (const CudaError& e) {
+            if (std::string(e.what()).find("OUT_OF_MEMORY") == std::string::npos) throw;
+            blame_memory(e.what());
+            throw;
+        } catch (const py::error_already_set& e) {
+            if (std::string(e.what()).find("OutOfMemoryError") == std::string::npos) throw;
+            blame_memory("PyTorch's allocator found none for a request's inputs");
+            throw;
+        }
+    }
+    void blame_memory(const std::string& what) const;
     // Compares call `position` of the last request with the reference; the failure, if any.
     std::string check_call(std::size_t position, const CallInputs& inputs,
                            const ReferenceOutput& reference, const protocol::CallResult& claims,

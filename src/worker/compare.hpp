@@ -14,6 +14,7 @@ struct CompareSpec {
     double atol = 1e-4;
     double rtol = 1e-4;
     bool strict = true;  // NaN/Inf, subclass, aliasing and input checks on top of allclose
+    std::string device;  // where outputs must be ("": where the reference's are)
 };
 
 struct CompareResult {

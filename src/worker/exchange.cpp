@@ -172,23 +172,22 @@ void Exchange::refuse_early_data() {
 std::uint64_t Exchange::add_slot(const std::shared_ptr<SharedBuffer>& buffer,
                                  protocol::CallBatch& batch, std::vector<int>& fds) {
     std::uint64_t id = next_slot_++;
-    std::int64_t fd_index = -1;
-    if (!buffer->is_cuda()) {
-        fd_index = std::int64_t(fds.size());
-        fds.push_back(buffer->fd());
-    }
-    batch.new_slots.push_back({id, buffer->describe(fd_index)});
+    batch.new_slots.push_back({id, buffer->describe(std::int64_t(fds.size()))});
+    fds.push_back(buffer->fd());
     return id;
 }
 
 void Exchange::ensure_outputs(Position& pos, const std::vector<OutputShape>& shapes,
                               protocol::CallBatch& batch, std::vector<int>& fds) {
-    bool same = pos.output_views.size() == shapes.size();
+    // Transient: every request's outputs get buffers of their own (the sandbox drops its
+    // mappings of the last ones after its reply).
+    bool same = !transient_ && pos.output_views.size() == shapes.size();
     for (std::size_t i = 0; same && i < shapes.size(); ++i)
         same = to_vector(pos.output_views[i].sizes()) == shapes[i].sizes &&
                pos.output_views[i].scalar_type() == shapes[i].dtype;
     if (same) return;
-    for (std::uint64_t id : pos.output_ids) retired_.push_back(id);
+    if (!transient_)
+        for (std::uint64_t id : pos.output_ids) retired_.push_back(id);
     pos.output_ids.clear();
     pos.output_buffers.clear();
     pos.output_views.clear();
@@ -209,6 +208,9 @@ protocol::CallSpec Exchange::hand_over(Position& pos, const CallInputs& inputs,
                                        protocol::CallBatch& batch, std::vector<int>& fds) {
     protocol::CallSpec spec;
     pos.input_views.assign(inputs.tensors.size(), at::Tensor());
+    pos.inputs_handed.assign(inputs.tensors.size(), std::nullopt);
+    pos.inputs_at_reply.assign(inputs.tensors.size(), std::nullopt);
+    if (transient_) pos.input_buffers.assign(inputs.tensors.size(), nullptr);
     if (pos.input_buffers.size() < inputs.tensors.size()) {
         pos.input_buffers.resize(inputs.tensors.size());
         pos.input_ids.resize(inputs.tensors.size());
@@ -225,6 +227,33 @@ protocol::CallSpec Exchange::hand_over(Position& pos, const CallInputs& inputs,
         std::size_t bytes = storage_bytes(layout.sizes(), layout.strides(), layout.scalar_type());
         std::uint64_t id = 0;
         std::shared_ptr<SharedBuffer> buffer;
+        if (transient_) {
+            // Inputs made in a request pool are handed over where they lie; others are copied
+            // into a buffer of this request's. Either way before the clock starts: no sandbox
+            // has them before its request.
+            std::size_t offset = 0;
+            auto segment =
+                layout.is_same(source) ? SharedBuffer::segment_of(source, offset) : nullptr;
+            at::Tensor view = source;
+            if (segment) {
+                auto known = request_segments_.find(segment->fd());
+                id = known != request_segments_.end() ? known->second
+                                                      : add_slot(segment, batch, fds);
+                request_segments_[segment->fd()] = id;
+            } else {
+                buffer = SharedBuffer::allocate(bytes, device_);
+                id = add_slot(buffer, batch, fds);
+                pos.input_buffers[j] = buffer;
+                view = buffer->view(layout.sizes(), layout.strides(), layout.scalar_type());
+                exact_copy(view, source);
+            }
+            pos.input_views[j] = view;
+            pos.inputs_handed[j] = digest_.of(view);
+            arg.is_tensor = true;
+            arg.tensor = tensor_ref(id, view, offset);
+            spec.args.push_back(arg);
+            continue;
+        }
         if (device_.is_cuda()) {
             // Reused: written only after the clock has started (see run).
             buffer = pos.input_buffers[j];
@@ -325,7 +354,9 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
                            at::TensorOptions().dtype(at::kByte).device(device_.torch_device()));
     }
     cpu_inputs_.clear();  // the last request's memfds: the sandbox was told to drop them
+    request_segments_.clear();
     protocol::CallBatch batch;
+    batch.transient = transient_;
     // Unpredictable, so that no reply can be written before its request exists.
     std::string random = random_bytes(8);
     std::memcpy(&batch.nonce, random.data(), sizeof batch.nonce);
@@ -354,10 +385,12 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
     auto t0 = Clock::now();
     std::uint64_t waited0 = run_delay_.now_ns();
     if (device_.is_cuda()) {
-        for (std::size_t i = 0; i < calls.size(); ++i)
-            for (std::size_t j = 0; j < positions_[i].input_views.size(); ++j)
-                if (positions_[i].input_views[j].defined())
-                    exact_copy(positions_[i].input_views[j], calls[i].inputs->tensors[j]);
+        // A transient request's inputs are in place already.
+        if (!transient_)
+            for (std::size_t i = 0; i < calls.size(); ++i)
+                for (std::size_t j = 0; j < positions_[i].input_views.size(); ++j)
+                    if (positions_[i].input_views[j].defined())
+                        exact_copy(positions_[i].input_views[j], calls[i].inputs->tensors[j]);
         if (timed) flush_.fill_(std::uint8_t(nonce_ & 0xff));
     }
     device_.synchronize();
@@ -385,6 +418,10 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
         for (std::size_t k = 0; k < pos.output_views.size(); ++k)
             pos.taken.digests[k] = digest_.of(pos.output_views[k]);
         pos.unchecked = true;
+        // A transient request's inputs are the judge's own: what the candidate did to them is
+        // read now, before work of its still running could undo it.
+        for (std::size_t j = 0; j < pos.inputs_handed.size(); ++j)
+            if (pos.inputs_handed[j]) pos.inputs_at_reply[j] = digest_.of(pos.input_views[j]);
     }
     device_.synchronize();
     auto t1 = Clock::now();
@@ -439,6 +476,70 @@ const TakenReply& Exchange::taken(std::size_t position) const {
 
 std::vector<at::Tensor> Exchange::inputs_now(std::size_t position) const {
     return positions_.at(position).input_views;
+}
+
+std::optional<std::string> Exchange::changed_input(std::size_t position,
+                                                   const std::vector<at::Tensor>& pristine,
+                                                   const std::vector<bool>& reference_modifies,
+                                                   const std::string& where) const {
+    const Position& pos = positions_.at(position);
+    bool digested = false;
+    for (const auto& d : pos.inputs_handed) digested = digested || d.has_value();
+    if (!digested)
+        return check_inputs_unchanged(pristine, pos.input_views, reference_modifies, where);
+    for (std::size_t j = 0; j < pos.inputs_handed.size(); ++j) {
+        if (!pos.inputs_handed[j] || (j < reference_modifies.size() && reference_modifies[j]))
+            continue;
+        if (pos.inputs_handed[j] == pos.inputs_at_reply[j]) continue;
+        return where + ": the candidate modified input " + std::to_string(j) +
+               "; the reference leaves it unchanged, so the candidate must too";
+    }
+    return std::nullopt;
+}
+
+void Exchange::drop_inputs() {
+    for (Position& pos : positions_) {
+        pos.input_buffers.clear();
+        pos.input_views.clear();
+    }
+}
+
+void Exchange::release_request() {
+    if (!transient_) return;
+    // Bytes written into the outputs since the reply (work of the candidate's still running)
+    // are caught here, as the next request catches them where buffers are kept.
+    check_outputs_unchanged();
+    device_.synchronize();
+    for (Position& pos : positions_) {
+        pos.output_ids.clear();
+        pos.output_buffers.clear();
+        // Copies moved to the host (outputs_to_host) stay until the next request.
+        if (!pos.output_views.empty() && pos.output_views.front().is_cuda())
+            pos.output_views.clear();
+        pos.input_ids.clear();
+        pos.input_buffers.clear();
+        pos.input_views.clear();
+        pos.unchecked = false;
+    }
+    request_segments_.clear();
+    // What the request's checks held (inputs made again, the reference's call) goes back to
+    // the device, not to the judge's cache, before the next request's buffers are made.
+    empty_device_cache();
+}
+
+void Exchange::outputs_to_host(std::size_t position) {
+    Position& pos = positions_.at(position);
+    for (at::Tensor& view : pos.output_views) {
+        if (!view.is_cuda()) continue;
+        at::Tensor host =
+            at::empty(view.sizes(), view.options().device(at::kCPU).pinned_memory(true));
+        host.copy_(view);
+        view = host;
+    }
+    pos.output_buffers.clear();
+    pos.output_ids.clear();
+    // The comparison reads the copies against the reply's digests.
+    pos.unchecked = false;
 }
 
 void Exchange::send_exit() {

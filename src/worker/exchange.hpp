@@ -99,6 +99,28 @@ class Exchange {
     const TakenReply& taken(std::size_t position) const;
     std::vector<at::Tensor> inputs_now(std::size_t position) const;
 
+    // Transient requests (a problem whose calls hold 64 MiB or more, on a GPU): each request's
+    // buffers are its own. Inputs made in a RequestPool are handed over where they lie, others
+    // are copied into buffers of their own, before the clock starts: no sandbox has them
+    // before its request. Outputs get buffers of their own. The sandbox drops its mappings
+    // after its reply; the judge drops its own with release_request(), once the request's
+    // checks are done, so one request's memory exists at a time.
+    void set_transient(bool on) { transient_ = on; }
+    bool transient() const { return transient_; }
+    void release_request();
+    // Lets go of the request's inputs (a request pool's memory goes when its CallInputs does).
+    void drop_inputs();
+    // A transient request's outputs moved to the host (pinned) and their device buffers
+    // released: the comparison checks the copies against the reply's digests.
+    void outputs_to_host(std::size_t position);
+    // Whether the sandbox changed an input it was given (strict mode): against pristine
+    // copies, or, where the judge's inputs are the very memory the sandbox got (a transient
+    // request's), against their keyed digests when handed over, taken again at the reply.
+    std::optional<std::string> changed_input(std::size_t position,
+                                             const std::vector<at::Tensor>& pristine,
+                                             const std::vector<bool>& reference_modifies,
+                                             const std::string& where) const;
+
     // Throws an integrity fault if an output buffer no longer holds what it held when the reply
     // came.
     void check_outputs_unchanged();
@@ -159,7 +181,11 @@ class Exchange {
         std::vector<std::uint64_t> input_ids;  // GPU: buffers reused request after request
         std::vector<std::shared_ptr<SharedBuffer>> input_buffers;
         std::vector<at::Tensor> input_views;  // as the sandbox sees them, this request
+        // Transient: keyed digests of the inputs when handed over and at the reply (0: none).
+        std::vector<std::optional<std::uint64_t>> inputs_handed, inputs_at_reply;
     };
+    bool transient_ = false;
+    std::map<int, std::uint64_t> request_segments_;  // transient: pool segments' slots, by fd
 
     void send(const json& message, const std::vector<int>& fds);
     json receive();

@@ -151,7 +151,10 @@ class Judge {
         }
         problem_->key = key;
         problem_->plan = plan_memory(problem_->memory, capacity_, request.rounds);
-        if (capped_) cap(problem_->plan.judge - problem_->plan.judge_shared);
+        // The PyTorch part: all but the shared buffers, which the reference's call never meets
+        // where its outputs wait on the host.
+        const MemoryPlan& plan = problem_->plan;
+        if (capped_) cap(plan.judge - (plan.outputs_on_host ? 0 : plan.judge_shared));
         device_.synchronize();
         return prepared(false);
     }

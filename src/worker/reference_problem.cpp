@@ -8,13 +8,23 @@
 
 namespace kbench::worker {
 
-CallInputs make_call_inputs(ReferenceProblem& p, std::uint64_t seed, const Device& device) {
+CallInputs make_call_inputs(ReferenceProblem& p, std::uint64_t seed, const Device& device,
+                            bool pooled) {
     CallInputs c;
     c.seed = seed;
     // Strict mode makes inputs on the device (its seeds are secret; see rules.py); kernelbench
     // mode on the CPU, as the reference harness does.
-    py::list values =
-        make_inputs(p.module.attr("get_inputs"), seed, device.torch_device(), p.dtype, p.strict);
+    auto make = [&] {
+        return make_inputs(p.module.attr("get_inputs"), seed, device.torch_device(), p.dtype,
+                           p.strict);
+    };
+    py::list values;
+    if (pooled && device.is_cuda()) {
+        c.pool = std::make_shared<RequestPool>();
+        values = c.pool->within(make);
+    } else {
+        values = make();
+    }
     for (py::handle v : values) {
         c.values.push_back(py::reinterpret_borrow<py::object>(v));
         if (is_tensor(v)) {
@@ -264,14 +274,12 @@ std::vector<at::Tensor> run_arbiter(ReferenceProblem& p, const CallInputs& input
 
 const json& reference_work(ReferenceProblem& p, const Device& device) {
     if (!p.work.is_null()) return p.work;
-    const auto& call = public_call(p, p.public_trial_seeds.at(0), device);
     {
+        // Inputs of its own, made for the count and dropped after it: the judge holds one call's
+        // inputs and one call, as its plan says, not a kept call besides.
+        CallInputs inputs = make_call_inputs(p, p.public_trial_seeds.at(0), device);
         py::list values;
-        for (std::size_t j = 0; j < call.first.values.size(); ++j)
-            values.append(call.first.tensors[j].defined()
-                              ? py::reinterpret_steal<py::object>(
-                                    THPVariable_Wrap(call.first.tensors[j].clone()))
-                              : call.first.values[j]);
+        for (const py::object& v : inputs.values) values.append(v);
         try {
             py::object counted =
                 py::module_::import("kbench_worker.floor").attr("count")(p.model, values);

@@ -9,6 +9,7 @@
 #include "protocol/judge_messages.hpp"
 #include "worker/compare.hpp"
 #include "worker/device.hpp"
+#include "worker/shared_tensor.hpp"
 #include "worker/torch_common.hpp"
 
 namespace kbench::worker {
@@ -16,6 +17,9 @@ namespace kbench::worker {
 // The inputs of one call, made by the judge: values exactly as get_inputs() gave them (cast to
 // the precision, on the device), never handed to any model.
 struct CallInputs {
+    // The request pool the tensors were made in (transient problems; first, so that it goes
+    // last), or null.
+    std::shared_ptr<RequestPool> pool;
     std::uint64_t seed = 0;
     std::vector<py::object> values;
     std::vector<at::Tensor> tensors;  // the tensor inputs among values (undefined for others)
@@ -27,6 +31,7 @@ struct ReferenceOutput {
     std::vector<at::Tensor> outputs;
     std::vector<bool> modifies;  // per input: whether the reference changes it in place
     std::size_t bytes = 0;
+    std::string made_on;  // where the outputs were made, when they were moved since ("": there)
 };
 
 // An output's layout, as the reference gives it.
@@ -102,8 +107,10 @@ struct ProblemTooLarge : std::runtime_error {
 std::unique_ptr<ReferenceProblem> load_reference(const protocol::PrepareProblem& request,
                                                  const Device& device);
 
-// get_inputs() under seed, as KernelBench makes inputs.
-CallInputs make_call_inputs(ReferenceProblem& p, std::uint64_t seed, const Device& device);
+// get_inputs() under seed, as KernelBench makes inputs; pooled: in a RequestPool of their own
+// (a transient problem's request's inputs, handed to a sandbox where they lie).
+CallInputs make_call_inputs(ReferenceProblem& p, std::uint64_t seed, const Device& device,
+                            bool pooled = false);
 
 // The reference's outputs for inputs. It reads them as they are where every call so far left
 // them unchanged (on a problem of 6 GiB inputs a copy a call is 6 GiB of the judge's memory);

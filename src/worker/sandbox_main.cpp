@@ -100,6 +100,10 @@ class Harness {
             sandbox::send_message(fd_, reply);
             held_tensors_.clear();
             held_objects_.clear();
+            // A transient request's buffers go once it is answered: the judge's memory for one
+            // request only.
+            for (std::uint64_t id : request_slots_) slots_.erase(id);
+            request_slots_.clear();
         }
         return 0;
     }
@@ -160,14 +164,11 @@ class Harness {
 
     void take_slots(const std::vector<protocol::Slot>& slots, std::vector<int>& fds) {
         for (const protocol::Slot& slot : slots) {
-            int fd = -1;
-            if (slot.buffer.kind == "memfd") {
-                auto index = std::size_t(slot.buffer.fd_index);
-                if (slot.buffer.fd_index < 0 || index >= fds.size() || fds[index] < 0)
-                    throw ProtocolError("a shared buffer's descriptor is missing");
-                fd = fds[index];
-                fds[index] = -1;
-            }
+            auto index = std::size_t(slot.buffer.fd_index);
+            if (slot.buffer.fd_index < 0 || index >= fds.size() || fds[index] < 0)
+                throw ProtocolError("a shared buffer's descriptor is missing");
+            int fd = fds[index];
+            fds[index] = -1;
             slots_[slot.id] = std::make_unique<MappedBuffer>(slot.buffer, fd, device());
         }
     }
@@ -315,6 +316,8 @@ class Harness {
         if (!model_ && !b.null_model) throw ProtocolError("no candidate loaded");
         for (std::uint64_t id : b.drop_slots) slots_.erase(id);
         take_slots(b.new_slots, fds);
+        if (b.transient)
+            for (const protocol::Slot& slot : b.new_slots) request_slots_.push_back(slot.id);
         Device& d = device();
         protocol::CallsDone done;
         done.nonce = b.nonce;
@@ -385,6 +388,7 @@ class Harness {
     bool attached_ = false;  // the judge attached it: device, timer and precision set
     std::unique_ptr<timing::TimingDevice> timer_;
     std::map<std::uint64_t, std::unique_ptr<MappedBuffer>> slots_;
+    std::vector<std::uint64_t> request_slots_;  // dropped after the reply
     at::ScalarType dtype_ = at::kFloat;
     py::object model_;
     std::vector<py::object> held_objects_;  // a request's results and arguments, until its reply

@@ -1,5 +1,6 @@
 #include "worker/shared_tensor.hpp"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -8,33 +9,18 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include <ATen/native/Copy.h>
 
 #ifdef KBENCH_WITH_CUDA
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 #endif
 
 namespace kbench::worker {
 namespace {
-
-std::string to_hex(const void* data, std::size_t size) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    const auto* p = static_cast<const unsigned char*>(data);
-    std::string out;
-    for (std::size_t i = 0; i < size; ++i) {
-        out.push_back(kHex[p[i] >> 4]);
-        out.push_back(kHex[p[i] & 0xf]);
-    }
-    return out;
-}
-
-void from_hex(const std::string& text, void* out, std::size_t size) {
-    if (text.size() != 2 * size) throw std::runtime_error("malformed IPC handle");
-    auto* p = static_cast<unsigned char*>(out);
-    for (std::size_t i = 0; i < size; ++i)
-        p[i] = std::uint8_t(std::stoul(text.substr(2 * i, 2), nullptr, 16));
-}
 
 // The integer type of the same width, for bit-exact kernels over any dtype.
 std::optional<at::ScalarType> same_width_integer(at::ScalarType type) {
@@ -51,6 +37,156 @@ std::optional<at::ScalarType> same_width_integer(at::ScalarType type) {
             return std::nullopt;
     }
 }
+
+#ifdef KBENCH_WITH_CUDA
+// CUDA's driver API, reached through the runtime (cudaGetDriverEntryPointByVersion), so that the
+// worker loads on machines without a GPU driver.
+struct Driver {
+    decltype(&::cuGetErrorName) GetErrorName = nullptr;
+    decltype(&::cuMemGetAllocationGranularity) MemGetAllocationGranularity = nullptr;
+    decltype(&::cuMemAddressReserve) MemAddressReserve = nullptr;
+    decltype(&::cuMemMap) MemMap = nullptr;
+    decltype(&::cuMemSetAccess) MemSetAccess = nullptr;
+    decltype(&::cuMemUnmap) MemUnmap = nullptr;
+    decltype(&::cuMemAddressFree) MemAddressFree = nullptr;
+    decltype(&::cuMemCreate) MemCreate = nullptr;
+    decltype(&::cuMemExportToShareableHandle) MemExportToShareableHandle = nullptr;
+    decltype(&::cuMemRelease) MemRelease = nullptr;
+    decltype(&::cuMemImportFromShareableHandle) MemImportFromShareableHandle = nullptr;
+};
+
+const Driver& drv() {
+    static const Driver driver = [] {
+        auto entry = [](const char* name) {
+            void* fn = nullptr;
+            cudaDriverEntryPointQueryResult found{};
+            cudaError_t error =
+                cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found);
+            if (error != cudaSuccess || found != cudaDriverEntryPointSuccess || !fn)
+                throw CudaError(std::string("the CUDA driver has no ") + name);
+            return fn;
+        };
+        Driver d;
+        d.GetErrorName = reinterpret_cast<decltype(&::cuGetErrorName)>(entry("cuGetErrorName"));
+        d.MemGetAllocationGranularity =
+            reinterpret_cast<decltype(&::cuMemGetAllocationGranularity)>(
+                entry("cuMemGetAllocationGranularity"));
+        d.MemAddressReserve =
+            reinterpret_cast<decltype(&::cuMemAddressReserve)>(entry("cuMemAddressReserve"));
+        d.MemMap = reinterpret_cast<decltype(&::cuMemMap)>(entry("cuMemMap"));
+        d.MemSetAccess = reinterpret_cast<decltype(&::cuMemSetAccess)>(entry("cuMemSetAccess"));
+        d.MemUnmap = reinterpret_cast<decltype(&::cuMemUnmap)>(entry("cuMemUnmap"));
+        d.MemAddressFree =
+            reinterpret_cast<decltype(&::cuMemAddressFree)>(entry("cuMemAddressFree"));
+        d.MemCreate = reinterpret_cast<decltype(&::cuMemCreate)>(entry("cuMemCreate"));
+        d.MemExportToShareableHandle = reinterpret_cast<decltype(&::cuMemExportToShareableHandle)>(
+            entry("cuMemExportToShareableHandle"));
+        d.MemRelease = reinterpret_cast<decltype(&::cuMemRelease)>(entry("cuMemRelease"));
+        d.MemImportFromShareableHandle =
+            reinterpret_cast<decltype(&::cuMemImportFromShareableHandle)>(
+                entry("cuMemImportFromShareableHandle"));
+        return d;
+    }();
+    return driver;
+}
+
+void cu_check(CUresult result, const char* what) {
+    if (result == CUDA_SUCCESS) return;
+    const char* name = nullptr;
+    drv().GetErrorName(result, &name);
+    throw CudaError(std::string(what) +
+                    " failed: " + (name ? name : "CUresult " + std::to_string(int(result))));
+}
+
+// Device memory through CUDA's virtual memory API, shareable as a POSIX file descriptor: the
+// descriptor travels on the socket (nobody else can name the memory), and the memory lives while
+// any process maps it, so the judge may release a buffer that a sandbox still maps.
+CUmemAllocationProp vmm_properties() {
+    int device = 0;
+    cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+    CUmemAllocationProp prop{};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = device;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    return prop;
+}
+
+std::size_t vmm_size(std::size_t nbytes, const CUmemAllocationProp& prop) {
+    std::size_t granularity = 0;
+    cu_check(
+        drv().MemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+        "cuMemGetAllocationGranularity");
+    return (nbytes + granularity - 1) / granularity * granularity;
+}
+
+// Maps handle's size bytes read-write for this device at a fresh address.
+void* vmm_map(CUmemGenericAllocationHandle handle, std::size_t size,
+              const CUmemAllocationProp& prop) {
+    CUdeviceptr address = 0;
+    cu_check(drv().MemAddressReserve(&address, size, 0, 0, 0), "cuMemAddressReserve");
+    CUresult mapped = drv().MemMap(address, size, 0, handle, 0);
+    if (mapped != CUDA_SUCCESS) {
+        drv().MemAddressFree(address, size);
+        cu_check(mapped, "cuMemMap");
+    }
+    CUmemAccessDesc access{};
+    access.location = prop.location;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    CUresult allowed = drv().MemSetAccess(address, size, &access, 1);
+    if (allowed != CUDA_SUCCESS) {
+        drv().MemUnmap(address, size);
+        drv().MemAddressFree(address, size);
+        cu_check(allowed, "cuMemSetAccess");
+    }
+    return reinterpret_cast<void*>(address);
+}
+
+void vmm_unmap(void* data, std::size_t size) {
+    auto address = reinterpret_cast<CUdeviceptr>(data);
+    drv().MemUnmap(address, size);
+    drv().MemAddressFree(address, size);
+}
+
+// nbytes of new device memory, exported as fd (owned by the caller) and mapped here; mapped is
+// its size as rounded up to the granularity.
+void* vmm_create(std::size_t nbytes, int& fd, std::size_t& mapped) {
+    CUmemAllocationProp prop = vmm_properties();
+    mapped = vmm_size(nbytes, prop);
+    CUmemGenericAllocationHandle handle = 0;
+    cu_check(drv().MemCreate(&handle, mapped, &prop, 0), "cuMemCreate of a shared buffer");
+    fd = -1;
+    CUresult exported =
+        drv().MemExportToShareableHandle(&fd, handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    if (exported != CUDA_SUCCESS) {
+        drv().MemRelease(handle);
+        cu_check(exported, "cuMemExportToShareableHandle");
+    }
+    void* data = nullptr;
+    try {
+        data = vmm_map(handle, mapped, prop);
+    } catch (...) {
+        drv().MemRelease(handle);
+        ::close(fd);
+        throw;
+    }
+    // The mapping holds the memory from here on; the descriptor is what a sandbox maps.
+    drv().MemRelease(handle);
+    return data;
+}
+
+// The segments PyTorch's allocator took through kbench_vmm_malloc (a request's inputs), by
+// address.
+struct Segment {
+    int fd = -1;
+    std::size_t mapped = 0;
+};
+std::mutex segments_mutex;
+std::map<std::uintptr_t, Segment>& segments() {
+    static std::map<std::uintptr_t, Segment> all;
+    return all;
+}
+#endif
 
 }  // namespace
 
@@ -102,11 +238,13 @@ std::shared_ptr<SharedBuffer> SharedBuffer::allocate(std::size_t nbytes, const D
     if (device.is_cuda()) {
 #ifdef KBENCH_WITH_CUDA
         buffer->cuda_ = true;
-        cuda_check(cudaMalloc(&buffer->data_, buffer->nbytes_), "cudaMalloc of a shared buffer");
-        count_shared_device_bytes(std::int64_t(buffer->nbytes_));
-        cudaIpcMemHandle_t handle;
-        cuda_check(cudaIpcGetMemHandle(&handle, buffer->data_), "cudaIpcGetMemHandle");
-        buffer->ipc_handle_hex_ = to_hex(&handle, sizeof(handle));
+        buffer->data_ = vmm_create(buffer->nbytes_, buffer->fd_, buffer->mapped_bytes_);
+        // The sandbox maps the whole, rounded up to the granularity: nothing of what the
+        // memory held before (the judge's own, freed) in the part no view covers.
+        cuda_check(cudaMemset(static_cast<char*>(buffer->data_) + buffer->nbytes_, 0,
+                              buffer->mapped_bytes_ - buffer->nbytes_),
+                   "cudaMemset of a shared buffer's tail");
+        count_shared_device_bytes(std::int64_t(buffer->mapped_bytes_));
         return buffer;
 #endif
     }
@@ -133,12 +271,15 @@ std::shared_ptr<SharedBuffer> SharedBuffer::allocate(std::size_t nbytes, const D
 }
 
 SharedBuffer::~SharedBuffer() {
-    if (!data_) return;
+    if (!data_ || borrowed_) return;
     if (cuda_) {
 #ifdef KBENCH_WITH_CUDA
-        cudaFree(data_);
-        count_shared_device_bytes(-std::int64_t(nbytes_));
+        // Work queued on the buffer finishes first; a sandbox's mapping keeps the memory alive.
+        cudaDeviceSynchronize();
+        vmm_unmap(data_, mapped_bytes_);
+        count_shared_device_bytes(-std::int64_t(mapped_bytes_));
 #endif
+        if (fd_ >= 0) ::close(fd_);
         return;
     }
     ::munmap(data_, nbytes_);
@@ -154,27 +295,124 @@ at::Tensor SharedBuffer::view(at::IntArrayRef sizes, at::IntArrayRef strides,
         data_, sizes, strides, [keep](void*) {}, at::TensorOptions().dtype(dtype).device(device_));
 }
 
+std::shared_ptr<SharedBuffer> SharedBuffer::segment_of(const at::Tensor& tensor,
+                                                       std::size_t& offset) {
+#ifdef KBENCH_WITH_CUDA
+    if (!tensor.is_cuda() || tensor.numel() == 0) return nullptr;
+    auto address = reinterpret_cast<std::uintptr_t>(tensor.data_ptr());
+    std::lock_guard<std::mutex> lock(segments_mutex);
+    auto& all = segments();
+    auto it = all.upper_bound(address);
+    if (it == all.begin()) return nullptr;
+    --it;
+    std::size_t end = std::size_t(address - it->first) +
+                      storage_bytes(tensor.sizes(), tensor.strides(), tensor.scalar_type());
+    if (end > it->second.mapped) return nullptr;
+    std::shared_ptr<SharedBuffer> buffer(new SharedBuffer());
+    buffer->cuda_ = true;
+    buffer->borrowed_ = true;
+    buffer->data_ = reinterpret_cast<void*>(it->first);
+    buffer->nbytes_ = buffer->mapped_bytes_ = it->second.mapped;
+    buffer->fd_ = it->second.fd;
+    buffer->device_ = tensor.device();
+    offset = std::size_t(address - it->first);
+    return buffer;
+#else
+    (void)tensor;
+    (void)offset;
+    return nullptr;
+#endif
+}
+
+#ifdef KBENCH_WITH_CUDA
+extern "C" void* kbench_vmm_malloc(ssize_t size, int device, cudaStream_t stream);
+#endif
+
+namespace {
+
+// torch.cuda.memory.CUDAPluggableAllocator over this library's kbench_vmm_malloc and
+// kbench_vmm_free, made once (and never destroyed: it outlives the interpreter's teardown).
+py::object vmm_allocator() {
+#ifdef KBENCH_WITH_CUDA
+    static py::object* allocator = [] {
+        Dl_info info{};
+        if (!::dladdr(reinterpret_cast<void*>(&kbench_vmm_malloc), &info) || !info.dli_fname)
+            throw std::runtime_error("cannot find the library holding kbench_vmm_malloc");
+        py::object memory = py::module_::import("torch.cuda.memory");
+        return new py::object(memory.attr("CUDAPluggableAllocator")(
+            std::string(info.dli_fname), "kbench_vmm_malloc", "kbench_vmm_free"));
+    }();
+    return *allocator;
+#else
+    throw std::runtime_error("request pools need a worker built with CUDA");
+#endif
+}
+
+}  // namespace
+
+RequestPool::RequestPool() {
+    pool_ = py::module_::import("torch.cuda").attr("MemPool")(vmm_allocator().attr("allocator")());
+}
+
+RequestPool::~RequestPool() {
+    // CallInputs declares its pool first, so its own tensors are gone by now; the pool's segments
+    // go once no tensor holds a block of theirs, at the next emptying of the cache.
+    context_ = py::object();
+    pool_ = py::object();
+    // A pool nobody uses any more keeps its segments in PyTorch's cache until the cache is
+    // emptied: they go now, before the next request's are made.
+    empty_device_cache();
+}
+
+void empty_device_cache() {
+    try {
+        py::module_::import("torch.cuda").attr("empty_cache")();
+    } catch (const py::error_already_set&) {
+    }
+}
+
+void RequestPool::enter() {
+    context_ = py::module_::import("torch.cuda").attr("use_mem_pool")(pool_);
+    context_.attr("__enter__")();
+}
+
+void RequestPool::exit() {
+    if (!context_) return;
+    context_.attr("__exit__")(py::none(), py::none(), py::none());
+    context_ = py::object();
+}
+
 protocol::Buffer SharedBuffer::describe(std::int64_t fd_index) const {
-    if (cuda_) return {"cuda_ipc", -1, ipc_handle_hex_, nbytes_};
-    return {"memfd", fd_index, "", nbytes_};
+    return {cuda_ ? "cuda_fd" : "memfd", fd_index, nbytes_};
 }
 
 MappedBuffer::MappedBuffer(const protocol::Buffer& buffer, int fd, const Device& device)
     : nbytes_(buffer.nbytes), device_(device.torch_device()) {
-    if (buffer.kind == "cuda_ipc") {
-        if (fd >= 0) ::close(fd);
+    if (fd < 0) throw std::runtime_error("a shared buffer came without its descriptor");
+    if (buffer.kind == "cuda_fd") {
 #ifdef KBENCH_WITH_CUDA
-        cudaIpcMemHandle_t handle;
-        from_hex(buffer.ipc_handle, &handle, sizeof(handle));
-        cuda_check(cudaIpcOpenMemHandle(&data_, handle, cudaIpcMemLazyEnablePeerAccess),
-                   "cudaIpcOpenMemHandle");
+        CUmemAllocationProp prop = vmm_properties();
+        mapped_bytes_ = vmm_size(nbytes_, prop);
+        CUmemGenericAllocationHandle handle = 0;
+        CUresult imported = drv().MemImportFromShareableHandle(
+            &handle, reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd)),
+            CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+        ::close(fd);
+        cu_check(imported, "cuMemImportFromShareableHandle");
+        try {
+            data_ = vmm_map(handle, mapped_bytes_, prop);
+        } catch (...) {
+            drv().MemRelease(handle);
+            throw;
+        }
+        drv().MemRelease(handle);
         cuda_ = true;
         return;
 #else
-        throw std::runtime_error("a CUDA IPC buffer in a worker built without CUDA");
+        ::close(fd);
+        throw std::runtime_error("a CUDA buffer in a worker built without CUDA");
 #endif
     }
-    if (fd < 0) throw std::runtime_error("a shared buffer came without its descriptor");
     // Populated now, so that the candidate's first touch is not a page fault inside its call.
     void* data = ::mmap(nullptr, nbytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
     int err = errno;
@@ -188,7 +426,8 @@ MappedBuffer::~MappedBuffer() {
     if (!data_) return;
     if (cuda_) {
 #ifdef KBENCH_WITH_CUDA
-        cudaIpcCloseMemHandle(data_);
+        cudaDeviceSynchronize();
+        vmm_unmap(data_, mapped_bytes_);
 #endif
         return;
     }
@@ -197,15 +436,17 @@ MappedBuffer::~MappedBuffer() {
 
 at::Tensor MappedBuffer::view(const protocol::TensorRef& ref) const {
     at::ScalarType dtype = dtype_from_name(ref.dtype);
-    if (storage_bytes(ref.sizes, ref.strides, dtype) > nbytes_)
+    if (ref.offset > nbytes_ ||
+        storage_bytes(ref.sizes, ref.strides, dtype) > nbytes_ - ref.offset ||
+        ref.offset % c10::elementSize(dtype) != 0)
         throw std::runtime_error("a tensor's layout does not fit its shared buffer");
     return at::from_blob(
-        data_, ref.sizes, ref.strides, [](void*) {},
+        static_cast<char*>(data_) + ref.offset, ref.sizes, ref.strides, [](void*) {},
         at::TensorOptions().dtype(dtype).device(device_));
 }
 
-protocol::TensorRef tensor_ref(std::uint64_t slot, const at::Tensor& view) {
-    return {slot, to_vector(view.sizes()), to_vector(view.strides()),
+protocol::TensorRef tensor_ref(std::uint64_t slot, const at::Tensor& view, std::size_t offset) {
+    return {slot, offset, to_vector(view.sizes()), to_vector(view.strides()),
             dtype_name(view.scalar_type())};
 }
 
@@ -313,3 +554,47 @@ at::Tensor as_words(const at::Tensor& tensor) {
 }
 
 }  // namespace kbench::worker
+
+#ifdef KBENCH_WITH_CUDA
+// PyTorch's pluggable allocator for a request's private pool (RequestPool): every segment is
+// device memory with a descriptor of its own, so that a tensor made in the pool can be handed to
+// a sandbox where it lies.
+extern "C" __attribute__((visibility("default"))) void* kbench_vmm_malloc(ssize_t size, int,
+                                                                          cudaStream_t) {
+    using namespace kbench::worker;
+    int fd = -1;
+    std::size_t mapped = 0;
+    void* data = nullptr;
+    try {
+        data = vmm_create(std::size_t(std::max<ssize_t>(size, 1)), fd, mapped);
+    } catch (const std::exception&) {
+        return nullptr;  // PyTorch reports it as out of memory
+    }
+    // A sandbox maps the whole segment: nothing of what the memory held before (the judge's
+    // own, freed) in the parts the request's tensors do not cover.
+    if (cudaMemset(data, 0, mapped) != cudaSuccess) {
+        vmm_unmap(data, mapped);
+        ::close(fd);
+        return nullptr;
+    }
+    std::lock_guard<std::mutex> lock(segments_mutex);
+    segments()[reinterpret_cast<std::uintptr_t>(data)] = {fd, mapped};
+    return data;
+}
+
+extern "C" __attribute__((visibility("default"))) void kbench_vmm_free(void* data, ssize_t, int,
+                                                                       cudaStream_t) {
+    using namespace kbench::worker;
+    Segment segment;
+    {
+        std::lock_guard<std::mutex> lock(segments_mutex);
+        auto it = segments().find(reinterpret_cast<std::uintptr_t>(data));
+        if (it == segments().end()) return;
+        segment = it->second;
+        segments().erase(it);
+    }
+    cudaDeviceSynchronize();
+    vmm_unmap(data, segment.mapped);
+    ::close(segment.fd);
+}
+#endif

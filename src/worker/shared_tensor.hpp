@@ -8,20 +8,23 @@
 
 namespace kbench::worker {
 
-// Memory the judge owns and a sandbox maps: a memfd on the CPU (its descriptor travels on the
-// socket, so there is no name for anyone to guess), a cudaMalloc allocation shared by CUDA IPC
-// handle on a GPU.
+// Memory the judge owns and a sandbox maps, named by a file descriptor that travels on the socket
+// (there is no name for anyone to guess): a memfd on the CPU, device memory made through CUDA's
+// virtual memory API and exported as a POSIX file descriptor on a GPU.
 class SharedBuffer : public std::enable_shared_from_this<SharedBuffer> {
   public:
     static std::shared_ptr<SharedBuffer> allocate(std::size_t nbytes, const Device& device);
+    // The segment of a RequestPool that holds tensor (offset: where the tensor starts in it), or
+    // null. The buffer borrows the segment: the pool keeps it.
+    static std::shared_ptr<SharedBuffer> segment_of(const at::Tensor& tensor, std::size_t& offset);
     ~SharedBuffer();
     SharedBuffer(const SharedBuffer&) = delete;
     SharedBuffer& operator=(const SharedBuffer&) = delete;
 
     // A tensor over this buffer; the tensor keeps the buffer alive.
     at::Tensor view(at::IntArrayRef sizes, at::IntArrayRef strides, at::ScalarType dtype);
-    // How a sandbox finds it. For a memfd, fd_index is where the descriptor goes among the
-    // message's descriptors; fd() is the descriptor to send.
+    // How a sandbox finds it: fd_index is where the descriptor goes among the message's
+    // descriptors; fd() is the descriptor to send.
     protocol::Buffer describe(std::int64_t fd_index) const;
     int fd() const { return fd_; }
     std::size_t nbytes() const { return nbytes_; }
@@ -31,17 +34,50 @@ class SharedBuffer : public std::enable_shared_from_this<SharedBuffer> {
     SharedBuffer() = default;
 
     bool cuda_ = false;
+    bool borrowed_ = false;  // a RequestPool's segment
     void* data_ = nullptr;
     std::size_t nbytes_ = 0;
     int fd_ = -1;
-    std::string ipc_handle_hex_;
+    std::size_t mapped_bytes_ = 0;  // a GPU buffer's size, rounded up to the granularity
     at::Device device_{at::kCPU};
 };
+
+// A private pool of PyTorch's allocator whose segments are device memory with descriptors of
+// their own (CUDA's virtual memory API): inputs made within() it can be handed to a sandbox where
+// they lie, with no copy, and no later allocation of the judge's ever lands in memory a sandbox
+// was given. Its memory goes with it.
+class RequestPool {
+  public:
+    RequestPool();
+    ~RequestPool();
+    RequestPool(const RequestPool&) = delete;
+    RequestPool& operator=(const RequestPool&) = delete;
+
+    // Runs make with the device allocations of this thread going to the pool.
+    template <typename Make>
+    auto within(Make&& make) {
+        enter();
+        struct Exit {
+            RequestPool& pool;
+            ~Exit() { pool.exit(); }
+        } exit{*this};
+        return make();
+    }
+
+  private:
+    void enter();
+    void exit();
+    py::object pool_;
+    py::object context_;
+};
+
+// Returns the device memory PyTorch's allocator caches but does not use (torch.cuda.empty_cache).
+void empty_device_cache();
 
 // A buffer as a sandbox maps it.
 class MappedBuffer {
   public:
-    // fd: the memfd's descriptor as received (owned from here on), or -1 for CUDA IPC.
+    // fd: the buffer's descriptor as received (owned from here on).
     MappedBuffer(const protocol::Buffer& buffer, int fd, const Device& device);
     ~MappedBuffer();
     MappedBuffer(const MappedBuffer&) = delete;
@@ -54,6 +90,7 @@ class MappedBuffer {
     bool cuda_ = false;
     void* data_ = nullptr;
     std::size_t nbytes_ = 0;
+    std::size_t mapped_bytes_ = 0;
     at::Device device_{at::kCPU};
 };
 
@@ -72,8 +109,8 @@ std::vector<std::int64_t> row_major_strides(at::IntArrayRef sizes);
 // Bytes of storage a strided layout touches.
 std::size_t storage_bytes(at::IntArrayRef sizes, at::IntArrayRef strides, at::ScalarType dtype);
 
-// The TensorRef for a view over a slot.
-protocol::TensorRef tensor_ref(std::uint64_t slot, const at::Tensor& view);
+// The TensorRef for a view over a slot, offset bytes from its start.
+protocol::TensorRef tensor_ref(std::uint64_t slot, const at::Tensor& view, std::size_t offset = 0);
 
 // Fills a tensor with a recognisable poison: NaN for floating types, a fixed pattern otherwise.
 void poison(at::Tensor& tensor);

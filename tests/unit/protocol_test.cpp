@@ -25,13 +25,13 @@ void expect_every_field_required(const json& full, const std::string& name) {
 }
 
 TensorRef tensor() {
-    return {3, {2, 4}, {4, 1}, "float32"};
+    return {3, 256, {2, 4}, {4, 1}, "float32"};
 }
 
 TEST(Protocol, SandboxMessagesRoundTrip) {
     CallBatch b;
     b.nonce = 99;
-    b.new_slots = {{3, {"memfd", 0, "", 64}}};
+    b.new_slots = {{3, {"memfd", 0, 64}}};
     b.drop_slots = {1, 2};
     Argument value;
     value.value = 7;

@@ -36,6 +36,11 @@ def reset_peak():
     torch.cuda.reset_peak_memory_stats()
 
 
+def reserved():
+    """What PyTorch's allocator holds from the device now, its cache included."""
+    return torch.cuda.memory_reserved()
+
+
 def allocated():
     return torch.cuda.memory_allocated()
 
