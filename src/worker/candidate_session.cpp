@@ -347,10 +347,7 @@ void CandidateSession::park_on_host(ReferenceOutput& reference) const {
     for (at::Tensor& out : reference.outputs) {
         if (!out.is_cuda()) continue;
         if (reference.made_on.empty()) reference.made_on = out.device().str();
-        at::Tensor host =
-            at::empty(out.sizes(), out.options().device(at::kCPU).pinned_memory(true));
-        host.copy_(out);
-        out = host;
+        out = pinned_host_copy(out);
     }
     empty_device_cache();  // the outputs' buffers take the memory the reference's call held
 }

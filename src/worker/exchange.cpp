@@ -529,13 +529,7 @@ void Exchange::release_request() {
 
 void Exchange::outputs_to_host(std::size_t position) {
     Position& pos = positions_.at(position);
-    for (at::Tensor& view : pos.output_views) {
-        if (!view.is_cuda()) continue;
-        at::Tensor host =
-            at::empty(view.sizes(), view.options().device(at::kCPU).pinned_memory(true));
-        host.copy_(view);
-        view = host;
-    }
+    for (at::Tensor& view : pos.output_views) view = pinned_host_copy(view);
     pos.output_buffers.clear();
     pos.output_ids.clear();
     // The comparison reads the copies against the reply's digests.

@@ -36,6 +36,13 @@ at::ScalarType dtype_from_name(const std::string& name) {
     throw std::runtime_error("unsupported dtype " + name);
 }
 
+at::Tensor pinned_host_copy(const at::Tensor& t) {
+    if (!t.is_cuda()) return t;
+    at::Tensor host = at::empty(t.sizes(), t.options().device(at::kCPU).pinned_memory(true));
+    host.copy_(t);
+    return host;
+}
+
 std::vector<std::int64_t> to_vector(at::IntArrayRef values) {
     return std::vector<std::int64_t>(values.begin(), values.end());
 }

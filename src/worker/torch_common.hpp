@@ -19,6 +19,9 @@ at::ScalarType dtype_from_name(const std::string& name);
 
 std::vector<std::int64_t> to_vector(at::IntArrayRef values);
 
+// A device tensor's copy in pinned host memory (a host tensor as it is).
+at::Tensor pinned_host_copy(const at::Tensor& t);
+
 // Raised for faults that belong to the candidate and become its verdict.
 class CandidateFault : public std::runtime_error {
   public:
