@@ -1025,6 +1025,13 @@ def test_openmp_is_not_concurrency():
     "maps = '/proc/self/maps'",
     "shm = '/dev/shm/x'",
     "import mmap",
+    "import gzip\ngzip.open('x.gz', 'wb').write(b'0')",
+    "import zipfile\nz = zipfile.ZipFile('x.zip', 'w')",
+    "import sqlite3\nc = sqlite3.connect('x.db')",
+    "import lzma",
+    "import tarfile",
+    "import logging\nh = logging.FileHandler('x.log')",
+    "import os\nos.posix_fallocate(3, 0, 1 << 30)",
 ])
 def test_file_access(code):
     assert fires(HONEST + code + "\n", "file_access")
@@ -1037,6 +1044,11 @@ def test_file_access(code):
     "int fd = open(\"/tmp/x\", O_RDONLY);",
     "void* p = mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd, 0);",
     "const char* p = \"/proc/self/maps\";",
+    "int fd = creat(path, 0600);",
+    "posix_fallocate(fd, 0, 1L << 30);",
+    "long r = syscall(SYS_openat, AT_FDCWD, name, 0101, 0600);",
+    "long r = syscall(__NR_write, fd, buf, n);",
+    "FILE* f = tmpfile();",
 ])
 def test_native_file_access(native):
     source = with_native(native)
