@@ -1,9 +1,10 @@
 #include "schedule/text.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
-#include <regex>
 
 namespace kbench::schedule {
 
@@ -21,24 +22,48 @@ std::string capped(const std::string& text, std::size_t limit) {
            " bytes dropped ...]\n" + text.substr(text.size() - limit / 2);
 }
 
+namespace {
+
+// "line N of x.py" from a Python frame line (File "/path/x.py", line N), or "". Plain string
+// search: the log is the candidate's to fill.
+std::string frame_place(const std::string& line) {
+    std::size_t file = line.find("File \"");
+    if (file == std::string::npos) return "";
+    std::size_t start = file + 6;
+    std::size_t quote = line.find('"', start);
+    if (quote == std::string::npos || line.compare(quote, 8, "\", line ") != 0) return "";
+    std::size_t digits = quote + 8, end = digits;
+    while (end < line.size() && end - digits < 9 &&
+           std::isdigit(static_cast<unsigned char>(line[end])))
+        ++end;
+    if (end == digits) return "";
+    return "line " + line.substr(digits, end - digits) + " of " +
+           fs::path(line.substr(start, quote - start)).filename().string();
+}
+
+bool syntax_error(const std::string& line) {
+    std::size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos) return false;
+    for (const char* kind : {"SyntaxError", "IndentationError", "TabError"})
+        if (line.compare(first, std::strlen(kind), kind) == 0) return true;
+    return false;
+}
+
+}  // namespace
+
 std::string first_error_line(const std::string& log) {
-    // A Python syntax error names its place in the frame line before it: File "x.py", line 5.
-    static const std::regex frame(R"re(File "([^"]*)", line (\d+))re");
-    static const std::regex syntax(R"re(^\s*(SyntaxError|IndentationError|TabError)\b)re");
+    // A Python syntax error names its place in the frame line before it.
     std::string place;
     std::size_t pos = 0;
     while (pos < log.size()) {
         std::size_t end = log.find('\n', pos);
         std::string line =
             log.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-        std::smatch m;
-        if (std::regex_search(line, m, frame))
-            place = "line " + m[2].str() + " of " + fs::path(m[1].str()).filename().string();
+        if (std::string here = frame_place(line); !here.empty()) place = here;
         if (line.find("error") != std::string::npos &&
             line.find("Error building") == std::string::npos)
             return capped(line, 400);
-        if (std::regex_search(line, syntax) && !place.empty())
-            return capped(line, 400) + " (" + place + ")";
+        if (syntax_error(line) && !place.empty()) return capped(line, 400) + " (" + place + ")";
         if (end == std::string::npos) break;
         pos = end + 1;
     }
