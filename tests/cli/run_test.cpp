@@ -37,7 +37,9 @@ const char* kSlow =
     "import time\nimport torch\nclass ModelNew(torch.nn.Module):\n    def __init__(self):\n"
     "        super().__init__()\n        time.sleep(5)\n    def forward(self, x):\n"
     "        return torch.relu(x)\n";
-const char* kRaisesAtImport = "import torch\nraise RuntimeError('no kernel today')\n";
+const char* kRaisesAtImport =
+    "import torch\nraise RuntimeError('no kernel today')\nclass ModelNew(torch.nn.Module):\n"
+    "    pass\n";
 const char* kWrong =
     "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n"
     "        return torch.relu(x) + 1\n";
