@@ -66,13 +66,7 @@ class ModelNew(nn.Module):
         return torch.relu(x) * 2
 )";
 
-std::vector<json> json_lines(const std::string& text) {
-    std::vector<json> out;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);)
-        if (!line.empty()) out.push_back(json::parse(line));
-    return out;
-}
+using kbench::test::json_lines;
 
 TEST_F(Cli, MissingFileIsAUsageError) {
     auto r = run_command(kbench(quote(kReference) + " /nonexistent/candidate.py"));

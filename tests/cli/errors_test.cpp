@@ -270,10 +270,7 @@ class ModelNew(nn.Module):
                      "--no-timing", "-q", kFixtures + "/references/relu_small.py",
                      kFixtures + "/cuda/honest.py", load_cu});
     EXPECT_EQ(r.exit_code, 1) << r.err;
-    std::vector<json> verdicts;
-    std::istringstream lines(r.out);
-    for (std::string line; std::getline(lines, line);)
-        if (!line.empty()) verdicts.push_back(json::parse(line));
+    std::vector<json> verdicts = kbench::test::json_lines(r.out);
     ASSERT_EQ(verdicts.size(), 2u) << r.out << r.err;
     EXPECT_EQ(verdicts[0]["status"], "compile_error");
     EXPECT_EQ(verdicts[0]["reason"],
@@ -311,10 +308,7 @@ class Model2(nn.Module):
                 KBENCH_TEST_PYTHON, "--cache-dir", (dir_ / "cache").string(), "--json",
                 "--no-timing", "-q", kFixtures + "/references/relu_small.py", syntax, unnamed});
     EXPECT_EQ(r.exit_code, 1) << r.err;
-    std::vector<json> verdicts;
-    std::istringstream lines(r.out);
-    for (std::string line; std::getline(lines, line);)
-        if (!line.empty()) verdicts.push_back(json::parse(line));
+    std::vector<json> verdicts = kbench::test::json_lines(r.out);
     ASSERT_EQ(verdicts.size(), 2u) << r.out << r.err;
     EXPECT_EQ(verdicts[0]["status"], "compile_error");
     EXPECT_NE(verdicts[0]["reason"].get<std::string>().find("(line 5 of syntax.py)"),

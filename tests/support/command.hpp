@@ -6,7 +6,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace kbench::test {
 
@@ -15,6 +19,15 @@ struct CommandResult {
     std::string out;
     std::string err;
 };
+
+// A command's JSON lines (--json output), empty lines skipped.
+inline std::vector<nlohmann::json> json_lines(const std::string& text) {
+    std::vector<nlohmann::json> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty()) out.push_back(nlohmann::json::parse(line));
+    return out;
+}
 
 inline std::string quote(const std::string& s) {
     std::string out = "'";
