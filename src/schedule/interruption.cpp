@@ -39,6 +39,12 @@ std::atomic<std::size_t> next_slot{0};
 std::atomic<bool> interrupting{false};
 std::atomic<bool> active{false};
 std::atomic<bool> was_stopped{false};  // a SIGCONT came: someone stopped kbench meanwhile
+// The interruption being handled: its signal, its sender (by the kernel's word) and when it came,
+// so that the same sender's repeat of it (coreutils' timeout signals kbench and then its process
+// group) is not taken for a second interruption.
+std::atomic<int> first_signal{0};
+std::atomic<pid_t> first_sender{0};
+std::atomic<long long> first_at_ms{0};
 int wake_pipe[2] = {-1, -1};
 std::mutex hostile_mutex;
 std::vector<HostileSignal> hostile;
@@ -47,6 +53,20 @@ double monotonic_s() {
     timespec t{};
     ::clock_gettime(CLOCK_MONOTONIC, &t);
     return double(t.tv_sec) + double(t.tv_nsec) / 1e9;
+}
+
+// Whether pid is one of kbench's own ancestors, alive now. Such a process held its pid since
+// before kbench began, so no process under kbench ever had that pid: a signal that names it came
+// from it, whatever happened since (kbench stopped and continued, as coreutils' timeout does).
+bool is_own_ancestor(pid_t pid) {
+    if (pid <= 0) return false;
+    pid_t p = ::getppid();
+    for (int depth = 0; depth < kWalkLimit && p > 0; ++depth) {
+        if (p == pid) return true;
+        if (p == 1) return false;
+        p = sandbox::parent_of(p);
+    }
+    return false;
 }
 
 // Where a signal came from, read in the handler (system calls only). The kernel vouches for the
@@ -100,8 +120,23 @@ void on_signal(int number, siginfo_t* info, void*) {
     slot.ancestry.fill(0);
     slot.at_s = monotonic_s();
     classify(slot, info, ::getpid());
-    // A second interruption while the first is handled: end now.
-    if (slot.kind != Sender::ours && interrupting.load()) ::_exit(128 + number);
+    // A second interruption while the first is handled: end now. The same signal again from the
+    // same sender within a second is the first one's repeat, not a second.
+    long long now_ms = (long long)(slot.at_s * 1000);
+    if (slot.kind != Sender::ours && interrupting.load()) {
+        bool repeat = slot.sender > 0 && slot.sender == first_sender.load() &&
+                      number == first_signal.load() && now_ms - first_at_ms.load() < 1000;
+        if (repeat) {
+            errno = saved;
+            return;
+        }
+        ::_exit(128 + number);
+    }
+    if (slot.kind != Sender::ours && first_signal.load() == 0) {
+        first_sender.store(slot.sender);
+        first_at_ms.store(now_ms);
+        first_signal.store(number);
+    }
     slot.full.store(true);
     char byte = 1;
     ssize_t ignored = ::write(wake_pipe[1], &byte, 1);
@@ -137,7 +172,8 @@ InterruptGuard::InterruptGuard(Handler on_interrupt) {
                 }
                 if (!active.load() || interrupting.exchange(true)) continue;
                 int signal = slot.signal;
-                Origin origin = slot.kind == Sender::outside && !was_stopped.load()
+                Origin origin = (slot.kind == Sender::outside && !was_stopped.load()) ||
+                                        is_own_ancestor(slot.sender)
                                     ? Origin::outside
                                     : Origin::unverified;
                 sandbox::kill_every_child();

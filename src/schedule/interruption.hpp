@@ -18,7 +18,9 @@ struct HostileSignal {
 };
 
 // How sure kbench is that an interruption came from outside: a terminal (the kernel sends its
-// Ctrl-C), or a process still alive whose parents lead to init without passing kbench. Anything
+// Ctrl-C), one of kbench's own ancestors (its parent, a shell, `timeout`, a scheduler: even when it
+// stopped and continued kbench, as `timeout` does), or a process still alive whose parents lead to
+// init without passing kbench. Anything
 // else (a sender gone before kbench could look, a queued or fd-owner signal whose sender the
 // kernel does not vouch for, kbench stopped and continued meanwhile) still stops the run, but
 // the evaluations under way keep their attempts, as after any abnormal end.
@@ -27,8 +29,9 @@ enum class Origin { outside, unverified };
 // SIGINT, SIGTERM and SIGHUP end kbench cleanly while an InterruptGuard lives: a thread of its
 // own sets interrupted(), kills every worker (sandbox::kill_every_child), calls on_interrupt
 // (write what is finished, say how to resume) and ends the process with 128 + the signal (130,
-// 143, 129). A second signal while that runs ends it at once. Signals sent by kbench's own
-// descendants are not obeyed: they are kept for take_hostile.
+// 143, 129). A second signal while that runs ends it at once (the same signal from the same sender
+// within a second is a repeat, as `timeout` sends to kbench and then to its group). Signals sent by
+// kbench's own descendants are not obeyed: they are kept for take_hostile.
 class InterruptGuard {
   public:
     using Handler = std::function<void(int signal, Origin origin)>;

@@ -123,10 +123,15 @@ struct Finished {
     std::string err;
 };
 
-// Runs args with stderr in a file; signal (to its process group, as a terminal's Ctrl-C does)
-// one second after an evaluation begins, if signal is not 0.
+// How the interruption is sent: to the process group, as a terminal's Ctrl-C is; or by kbench's
+// parent the way coreutils' `timeout -s SIGNAL` sends it (to kbench, then SIGCONT, then the same
+// to its process group, then SIGCONT again).
+enum class Sent { to_group, like_timeout };
+
+// Runs args with stderr in a file; signal one second after an evaluation begins, if signal is
+// not 0.
 Finished run_and_signal(const std::vector<std::string>& args, const fs::path& db, int signal,
-                        const fs::path& err_file) {
+                        const fs::path& err_file, Sent sent = Sent::to_group) {
     int err = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     kbench::sandbox::SpawnSpec spec;
     spec.argv = args;
@@ -138,7 +143,14 @@ Finished run_and_signal(const std::vector<std::string>& args, const fs::path& db
     if (signal) {
         EXPECT_TRUE(wait_for_attempt(pid, db)) << "no evaluation began";
         std::this_thread::sleep_for(std::chrono::seconds(1));
-        ::kill(-pid, signal);
+        if (sent == Sent::to_group) {
+            ::kill(-pid, signal);
+        } else {
+            for (pid_t to : {pid, -pid}) {
+                ::kill(to, signal);
+                ::kill(to, SIGCONT);
+            }
+        }
     }
     auto status = kbench::sandbox::wait_process(pid);
     f.exit_code = status.exited ? status.code : 128 + status.signal;
@@ -162,12 +174,16 @@ TEST(Run, InterruptionsStopCleanlyAndNeverCountAgainstTheCandidate) {
     args.push_back("--no-timing");  // timing on a busy machine is not what this is about
     fs::path db = dir / "runs" / "int" / "kbench.db";
 
-    // Twice interrupted while the slow candidate loads: SIGINT then SIGTERM.
-    for (int signal : {SIGINT, SIGTERM}) {
-        Finished f = run_and_signal(args, db, signal, dir / "err.txt");
+    // Three times interrupted while the slow candidate loads: SIGINT, SIGTERM, and SIGINT sent
+    // by kbench's parent as `timeout -s INT` sends it (a scheduler's or a shell's is the same).
+    for (auto [signal, sent] :
+         {std::pair{SIGINT, Sent::to_group}, std::pair{SIGTERM, Sent::to_group},
+          std::pair{SIGINT, Sent::like_timeout}}) {
+        Finished f = run_and_signal(args, db, signal, dir / "err.txt", sent);
         EXPECT_EQ(f.exit_code, 128 + signal) << f.err;
         EXPECT_NE(f.err.find("interrupted"), std::string::npos) << f.err;
         EXPECT_NE(f.err.find("to resume: "), std::string::npos) << f.err;
+        EXPECT_EQ(f.err.find("could not be verified"), std::string::npos) << f.err;
         EXPECT_TRUE(fs::exists(dir / "runs" / "int" / "verdicts.jsonl")) << f.err;
         // The attempt it began was taken back.
         for (const auto& [key, count] : attempts(db)) EXPECT_EQ(count, 0) << key;
