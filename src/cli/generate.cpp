@@ -150,7 +150,9 @@ int run_generate(const GenerateOptions& o, const std::string& command_line) {
         workers.emplace_back([&] {
             for (;;) {
                 std::size_t i = next++;
-                if (i >= tasks.size() || schedule::InterruptGuard::interrupted()) return;
+                if (i >= tasks.size() || schedule::InterruptGuard::interrupted() ||
+                    !client.unreachable().empty())
+                    return;
                 const Task& t = tasks[i];
                 fs::path path =
                     run_dir / llm::candidate_file_name(t.problem.level, t.problem.id, t.sample);
@@ -166,6 +168,8 @@ int run_generate(const GenerateOptions& o, const std::string& command_line) {
                     if (result.exchange.over_budget) {
                         ++tally.not_asked;
                         continue;
+                    } else if (!result.exchange.ok && !client.unreachable().empty()) {
+                        return;  // said once, below
                     } else if (!result.exchange.ok) {
                         ++tally.failed;
                         line = "request failed: " + result.exchange.error;
@@ -190,6 +194,8 @@ int run_generate(const GenerateOptions& o, const std::string& command_line) {
         });
     for (auto& t : workers) t.join();
     if (schedule::InterruptGuard::interrupted()) return 130;
+    if (std::string why = client.unreachable(); !why.empty())
+        throw UsageError(why, "nothing was asked; run the same command again once it answers");
 
     auto spend = client.spend();
     std::cout << "kbench generate: " << tally.written + tally.kept << " of " << tasks.size()

@@ -232,7 +232,8 @@ int Refinement::run() {
            !schedule::InterruptGuard::interrupted())
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     try {
-        if (!schedule::InterruptGuard::interrupted() && (feed_.has_items() || engine_wanted_))
+        if (!schedule::InterruptGuard::interrupted() && client_->unreachable().empty() &&
+            (feed_.has_items() || engine_wanted_))
             evaluate(python, devices.gpus, scratch);
     } catch (...) {
         // No engine, no verdicts: ask the model nothing more, and let the requests under way end.
@@ -247,6 +248,8 @@ int Refinement::run() {
         fs::remove_all(scratch, ignored);
     }
     if (schedule::InterruptGuard::interrupted()) return 130;
+    if (std::string why = client_->unreachable(); !why.empty())
+        throw UsageError(why, "nothing was asked; run the same command again once it answers");
     json s = summary();
     write_file_atomic(run_dir_ / "refine.json", s.dump(2) + "\n");
     print_summary(s);
@@ -312,6 +315,12 @@ void Refinement::ask(std::size_t c) {
     std::string label =
         llm::sample_label(chain.problem.level, chain.problem.id, chain.sample, chain.turn);
     if (result.exchange.over_budget) return finish(c, "the spending cap was reached");
+    if (!result.exchange.ok && !client_->unreachable().empty()) {
+        // Nothing listens at the provider's address: the run ends, asking nothing more.
+        asks_.close(true);
+        feed_.close();
+        return;
+    }
     if (!result.exchange.ok) {
         if (log_) log_(label + ": request failed: " + result.exchange.error);
         return finish(c, "request failed: " + result.exchange.error);

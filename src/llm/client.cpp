@@ -106,6 +106,16 @@ ModelClient::Spend ModelClient::spend() const {
     return spend_;
 }
 
+std::string ModelClient::unreachable() const {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return unreachable_;
+}
+
+bool ModelClient::reached() const {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return reached_;
+}
+
 bool ModelClient::budget_spent() const {
     std::lock_guard<std::mutex> guard(mutex_);
     return options_.max_cost && spend_.usd >= *options_.max_cost;
@@ -126,6 +136,10 @@ Exchange ModelClient::ask(const ChatRequest& request, const std::string& salt,
             ++spend_.cached;
             return exchange;
         }
+    }
+    if (std::string why = unreachable(); !why.empty()) {
+        exchange.error = why;
+        return exchange;
     }
     if (budget_spent()) {
         exchange.over_budget = true;
@@ -178,6 +192,17 @@ Exchange ModelClient::send(const ChatRequest& request, Exchange exchange,
         double retry_after = -1;
         if (response.failure == HttpFailure::too_large) {
             error = response.error + " (--max-response-bytes): not asked again";
+        } else if (response.failure == HttpFailure::connect && !reached()) {
+            // Nothing listens there, and nothing ever did in this run: a server not started or
+            // a wrong address, which no retry mends.
+            error = "nothing answers at " + exchange.url + " (--provider " +
+                    options_.provider.name + "): " + response.error + "; " +
+                    (options_.provider.local
+                         ? "start the server there, or pass --base-url with the address it "
+                           "listens on"
+                         : "check the machine's network, or pass --base-url");
+            std::lock_guard<std::mutex> guard(mutex_);
+            if (!reached_ && unreachable_.empty()) unreachable_ = error;
         } else if (response.failure != HttpFailure::none) {
             error = std::string(response.failure == HttpFailure::timeout ? "timed out: "
                                 : response.failure == HttpFailure::connect
@@ -229,6 +254,10 @@ Exchange ModelClient::send(const ChatRequest& request, Exchange exchange,
                 error = e.what();
                 retry = e.retryable();
             }
+        }
+        if (response.failure != HttpFailure::connect) {
+            std::lock_guard<std::mutex> guard(mutex_);
+            reached_ = true;
         }
         json tried = {{"status", response.status},
                       {"failure", failure_name(response.failure)},

@@ -72,17 +72,24 @@ class ModelClient {
     Spend spend() const;
     bool budget_spent() const;
     const Provider& provider() const { return options_.provider; }
+    // Why the provider cannot be reached, once the run's first request found nothing listening
+    // at its address (and no request had reached it before): every later request fails at once
+    // with it, unsent. Empty while the provider can be reached.
+    std::string unreachable() const;
 
   private:
     Exchange send(const ChatRequest& request, Exchange exchange, const std::string& label);
     std::string scrub(std::string text) const;
     bool holds_key(const std::string& text) const;
+    bool reached() const;
     void note(const std::string& line) const;
 
     ClientOptions options_;
     std::counting_semaphore<1024> slots_;
     mutable std::mutex mutex_;
     Spend spend_;
+    bool reached_ = false;     // a request got through to the provider's address
+    std::string unreachable_;  // see unreachable()
 };
 
 // Keys this long or longer are taken out of everything kept; shorter ones are no secret.

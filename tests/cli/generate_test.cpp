@@ -293,6 +293,32 @@ TEST(Generate, ErrorsSayWhatToDo) {
     EXPECT_EQ(cap.exit_code, 2);
     EXPECT_NE(cap.err.find("--max-cost needs a price for no-such-model"), std::string::npos)
         << cap.err;
+    // Nothing listening at the provider's address: said at once, with the URL tried, for
+    // generate and refine alike (no retries, no engine started).
+    for (const char* command : {"generate", "refine"}) {
+        auto start = std::chrono::steady_clock::now();
+        std::vector<std::string> args = {command,
+                                         "--dataset",
+                                         problems.string(),
+                                         "--provider",
+                                         "vllm",
+                                         "--model",
+                                         "m",
+                                         "--base-url",
+                                         "http://127.0.0.1:9/v1",
+                                         "--runs-dir",
+                                         (dir / "runs").string()};
+        if (std::string(command) == "refine")
+            args = args + std::vector<std::string>{"--device", "cpu"};
+        auto none = kbench::test::run_command(kbench_command(args));
+        double took =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        EXPECT_EQ(none.exit_code, 2) << command << ": " << none.err;
+        EXPECT_NE(none.err.find("nothing answers at http://127.0.0.1:9/v1/chat/completions"),
+                  std::string::npos)
+            << command << ": " << none.err;
+        EXPECT_LT(took, 10) << command;
+    }
 }
 
 TEST(Generate, InterruptedKeepsWhatItHasAndResumes) {

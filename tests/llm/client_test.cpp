@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 #include <thread>
 
 #include "core/error.hpp"
@@ -249,16 +250,45 @@ TEST(Client, AResponseOverTheLimitIsRefused) {
     EXPECT_EQ(e.attempts, 1);
 }
 
-TEST(Client, NoServerIsAConnectionErrorAfterRetries) {
+// Nothing listening at the address from the start (a server not started, a wrong --base-url):
+// said at once with the URL tried, never retried, and no later request is sent.
+TEST(Client, NothingListeningIsSaidAtOnceWithTheUrlAndNotAskedAgain) {
     ClientOptions o;
-    o.provider = find_provider("vllm", "http://127.0.0.1:9");  // discard: nothing listens
-    o.backoff_base_s = 0.01;
+    o.provider = find_provider("vllm", "http://127.0.0.1:9/v1");  // discard: nothing listens
+    o.backoff_base_s = 1;
+    o.max_attempts = 6;
+    ModelClient client(o);
+    auto start = std::chrono::steady_clock::now();
+    Exchange e = client.ask(question(), "s", "test");
+    EXPECT_FALSE(e.ok);
+    EXPECT_EQ(e.attempts, 1);
+    EXPECT_NE(e.error.find("nothing answers at http://127.0.0.1:9/v1/chat/completions"),
+              std::string::npos)
+        << e.error;
+    EXPECT_NE(e.error.find("--base-url"), std::string::npos) << e.error;
+    EXPECT_EQ(client.unreachable(), e.error);
+    Exchange again = client.ask(question(true), "s", "test");
+    EXPECT_FALSE(again.ok);
+    EXPECT_EQ(again.attempts, 0);
+    EXPECT_EQ(again.error, e.error);
+    double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(took, 1.0);
+}
+
+// A server that answered once and then went away (a restart) is asked again, with backoff.
+TEST(Client, AServerThatAnsweredOnceIsAskedAgainWhenItGoesAway) {
+    auto server =
+        std::make_unique<FakeLlmServer>(json{{"rules", {{{"text", "first"}}}}}, scratch("gone"));
+    auto o = options(*server, "openai");
     o.max_attempts = 2;
     ModelClient client(o);
-    Exchange e = client.ask(question(), "s", "test");
+    ASSERT_TRUE(client.ask(question(), "s", "test").ok);
+    server.reset();
+    Exchange e = client.ask(question(true), "t", "test");
     EXPECT_FALSE(e.ok);
     EXPECT_EQ(e.attempts, 2);
     EXPECT_NE(e.error.find("could not connect"), std::string::npos) << e.error;
+    EXPECT_EQ(client.unreachable(), "");
 }
 
 TEST(Client, TheCacheAnswersTheSameRequestAndItsKeyHoldsNoCredentials) {
