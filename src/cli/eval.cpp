@@ -155,9 +155,8 @@ int run_eval(const EvalOptions& o, const std::string& command_line) {
     out.add(std::make_unique<report::KernelBenchWriter>());
     if (!o.json) out.add(std::make_unique<report::SummaryReporter>(std::cout));
 
+    // Its verdicts, problems and unanswered ones: the whole run's, filled in by execute.
     report::RunOutcome outcome;
-    for (const auto& p : problems) outcome.problems.push_back({p.level, p.id, p.name});
-    outcome.unanswered = missing;
     outcome.exclude_flagged = o.exclude_flagged;
     outcome.timed = config.measure;
     outcome.target_rel_halfwidth = config.timing.target_rel_halfwidth;

@@ -172,15 +172,15 @@ void EvalRun::record(const EvalItem& item, const Verdict& v, report::Reporter& o
     out.verdict(v);
 }
 
+// The whole run, as score reads it (every selection it was evaluated with), not only this
+// command's: the files written from it and the summary agree with kbench score --run.
 void EvalRun::fill(report::RunOutcome& outcome, int signal) const {
     outcome.run_dir = dir_.string();
-    outcome.verdicts.clear();
-    outcome.not_evaluated = 0;
-    for (const auto& item : items_)
-        if (auto stored = store_->find(item.key))
-            outcome.verdicts.push_back(verdict_of(*stored, item));
-        else
-            ++outcome.not_evaluated;
+    RunResults all = load_run_results(*store_);
+    outcome.verdicts = std::move(all.verdicts);
+    outcome.problems = std::move(all.problems);
+    outcome.unanswered = std::move(all.unanswered);
+    outcome.not_evaluated = all.not_evaluated;
     outcome.signal = signal;
 }
 

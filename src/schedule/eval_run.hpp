@@ -41,7 +41,8 @@ class EvalRun {
 
     // Reports the stored verdicts (out.stored), gives condemned items their crash verdicts,
     // evaluates the rest on one engine (suspects alone, first), and finishes out with every
-    // verdict of the run in outcome (its run fields filled in). engine: needed when
+    // verdict of the run in outcome (its run fields filled in): of every selection the run was
+    // evaluated with, as kbench score reads it, not only this command's. engine: needed when
     // needs_engine().
     report::RunOutcome execute(const std::optional<EngineOptions>& engine, report::Reporter& out,
                                report::RunOutcome outcome,

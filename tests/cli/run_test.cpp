@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -232,6 +233,36 @@ TEST(Run, ASecondWriterIsRefusedWithTheHoldersPidAndKillNineFreesTheRun) {
     auto third = kbench::test::run_command(shell(args));
     EXPECT_EQ(third.exit_code, 0) << third.err;
     EXPECT_EQ(by_problem(db)[1].status, "correct");
+    fs::remove_all(dir);
+}
+
+// A command on part of a run (--problems) writes the run's files for the whole run, as
+// kbench score --run counts it.
+TEST(Run, TheRunsFilesDescribeTheWholeRunAsScoreDoes) {
+    fs::path dir = kbench::make_temp_dir("kbench-test-run-whole-");
+    write_problems(dir, 4);
+    for (int id = 1; id <= 4; ++id)
+        write_candidate(dir / "cands", id, 0, id == 3 ? kWrong : kHonest);
+    auto args = eval_args(dir, "whole", dir / "cands");
+    args.push_back("--no-timing");
+    auto all = kbench::test::run_command(shell(args));
+    ASSERT_EQ(all.exit_code, 1) << all.err;
+    args.insert(args.end(), {"--problems", "2,4"});
+    auto part = kbench::test::run_command(shell(args));
+    EXPECT_EQ(part.exit_code, 1) << part.err;  // the run holds an incorrect one
+    fs::path run = dir / "runs" / "whole";
+    std::set<int> lines;
+    for (const json& v : kbench::test::json_lines(kbench::read_file(run / "verdicts.jsonl")))
+        lines.insert(v["problem"]["id"].get<int>());
+    EXPECT_EQ(lines, (std::set<int>{1, 2, 3, 4}));
+    json results = json::parse(std::ifstream(run / "eval_results.json"));
+    for (const char* id : {"1", "2", "3", "4"}) EXPECT_TRUE(results.contains(id)) << id;
+    auto score = kbench::test::run_command(
+        shell({KBENCH_BINARY, "score", "--run", "whole", "--runs-dir", (dir / "runs").string()}));
+    ASSERT_EQ(score.exit_code, 0) << score.err;
+    std::regex four(R"(\n1\s+4\s+4\s+75\.0%)");  // level 1: 4 problems, 4 candidates, 75% correct
+    EXPECT_TRUE(std::regex_search(score.out, four)) << score.out;
+    EXPECT_NE(part.out.find("4 problems, 4 candidates"), std::string::npos) << part.out;
     fs::remove_all(dir);
 }
 
