@@ -30,7 +30,7 @@ PY
 : > "$DEST/times.txt"
 for judges in 2 1; do
   start=$(date +%s%N)
-  "$KBENCH" eval --device cpu --cpu-judges $judges --candidates "$WORK/candidates.jsonl" \
+  "$KBENCH" eval --device cpu --cpu-judges $judges --dataset builtin --candidates "$WORK/candidates.jsonl" \
     --runs-dir "$WORK/runs" --run judges$judges --max-seconds 1 > "$DEST/judges$judges.txt" 2> "$DEST/judges$judges.err"
   echo "judges$judges $(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')" >> "$DEST/times.txt"
   cp "$WORK/runs/judges$judges/verdicts.jsonl" "$DEST/judges$judges.jsonl"

@@ -34,7 +34,7 @@ PY
 for run in gpu1:1 both:0,1 gpu0:0; do
   name=${run%%:*} gpus=${run#*:}
   start=$(date +%s%N)
-  "$KBENCH" eval --device cuda --gpus "$gpus" --candidates "$WORK/candidates.jsonl" \
+  "$KBENCH" eval --device cuda --gpus "$gpus" --dataset builtin --candidates "$WORK/candidates.jsonl" \
     --cache-dir "$WORK/cache" --runs-dir "$WORK/runs" --run "$name" > "$DEST/$name.txt" 2> "$DEST/$name.err"
   echo "$name $(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')" >> "$DEST/times.txt"
   cp "$WORK/runs/$name/verdicts.jsonl" "$DEST/$name.jsonl"

@@ -34,6 +34,7 @@ struct BaselineOptions {
     std::string precision = "fp32";
     std::string tf32;
     std::optional<std::string> python;
+    std::optional<std::string> cache_dir;
     bool compile = false;
     std::vector<std::string> compile_modes;
     std::string out;
@@ -101,6 +102,7 @@ int run_baselines(const BaselineOptions& o) {
     run.tf32 = o.tf32;
     run.python = o.python;
     run.quiet = o.quiet;
+    run.cache_dir = o.cache_dir;
     run.timing.max_seconds = o.max_seconds;
     CheckConfig config = make_config(run, device.label);
     fs::path scratch;
@@ -347,7 +349,8 @@ Command add_baseline_command(CLI::App& app) {
                     "most 4; on a CPU 1)");
     cmd->add_option("--python", o->python, "Python with torch (default: $KBENCH_PYTHON, python3)");
     cmd->add_flag("--json", o->json, "One JSON object a problem and setting");
-    cmd->add_flag("-q,--quiet", o->quiet, "No progress lines");
+    add_quiet_flag(cmd, o->quiet);
+    add_cache_dir_option(cmd, o->cache_dir);
     return [o] { return run_baselines(*o); };
 }
 

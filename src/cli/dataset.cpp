@@ -158,7 +158,7 @@ int list_problems(const DatasetOptions& o) {
         // Only the named problems, in the dataset's order; each must exist.
         std::set<const dataset::Problem*> named;
         for (const auto& name : o.listed)
-            named.insert(&dataset::find_problem(problems, name, o.selection.dataset));
+            named.insert(&dataset::find_problem(problems, name, dataset_spec(o.selection)));
         std::vector<dataset::Problem> kept;
         for (const auto& p : problems)
             if (named.count(&p)) kept.push_back(p);
@@ -178,7 +178,8 @@ int list_problems(const DatasetOptions& o) {
                                      p.sha256.substr(0, 12));
         }
     }
-    if (!o.json) std::cout << problems.size() << " problem(s) in " << o.selection.dataset << "\n";
+    if (!o.json)
+        std::cout << problems.size() << " problem(s) in " << dataset_spec(o.selection) << "\n";
     return 0;
 }
 
@@ -186,7 +187,8 @@ int show_problem(const DatasetOptions& o) {
     // A malformed name is refused before the dataset is read.
     dataset::parse_problem_name(o.problem);
     auto problems = selected_problems(o.selection, build::find_python(o.python));
-    const dataset::Problem& p = dataset::find_problem(problems, o.problem, o.selection.dataset);
+    const dataset::Problem& p =
+        dataset::find_problem(problems, o.problem, dataset_spec(o.selection));
     std::cout << "# " << p.label() << "  sha256 " << p.sha256 << "\n# " << p.source << "\n"
               << p.code << (p.code.ends_with("\n") ? "" : "\n");
     return 0;

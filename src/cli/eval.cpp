@@ -106,6 +106,17 @@ int run_eval(const EvalOptions& o, const std::string& command_line) {
 
     std::vector<dataset::Problem> dataset_problems;
     auto problems = selected_problems(o.selection, python, &dataset_problems);
+    // A candidate is checked against the problem it was written for: candidates from elsewhere
+    // name their problem set, since the built-in suite's numbers are not KernelBench's.
+    if (o.selection.dataset.empty() && !o.candidates.empty() &&
+        o.candidates.rfind("builtin:", 0) != 0)
+        throw UsageError("--candidates " + o.candidates +
+                             " without --dataset: they would be checked against kbench's "
+                             "built-in suite, whose level and problem numbers name other "
+                             "problems than KernelBench's",
+                         "pass --dataset kernelbench for candidates written for KernelBench's "
+                         "problems, --dataset builtin for ones written for the built-in suite, "
+                         "or --dataset with the problem set they were written for");
     std::string candidate_spec = o.candidates.empty() ? "builtin:" + device_kind : o.candidates;
     auto scan = dataset::scan_candidates(candidate_spec, problems, dataset_problems);
     for (const auto& s : scan.skipped)
@@ -132,8 +143,8 @@ int run_eval(const EvalOptions& o, const std::string& command_line) {
     }
 
     std::string run_name = o.run_name.empty()
-                               ? slug(o.selection.dataset) + "-" + slug(candidate_spec) + "-" +
-                                     o.run.mode + "-" + o.run.precision + "-" + device_kind
+                               ? slug(dataset_spec(o.selection)) + "-" + slug(candidate_spec) +
+                                     "-" + o.run.mode + "-" + o.run.precision + "-" + device_kind
                                : o.run_name;
     CheckConfig settings = config;
     settings.device = device_kind;  // a run's settings name the kind of device, not which

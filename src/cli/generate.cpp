@@ -213,8 +213,8 @@ int run_generate(const GenerateOptions& o, const std::string& command_line) {
                   << "): raise --max-cost and run the same command to go on\n";
     if (tally.failed)
         std::cout << "  run the same command again to ask for the failed samples again\n";
-    std::cout << "  next: kbench eval --candidates " << run_dir.string() << " --run " << run_name
-              << "\n";
+    std::cout << "  next: kbench eval --dataset " << dataset_spec(o.selection) << " --candidates "
+              << run_dir.string() << " --run " << run_name << "\n";
     return tally.written + tally.kept == int(tasks.size()) ? 0 : 1;
 }
 
@@ -238,7 +238,7 @@ Command add_generate_command(CLI::App& app, const std::string& command_line) {
                     "RUNS_DIR/RUN");
     cmd->add_option("--runs-dir", o->runs_dir, "Where runs live")->capture_default_str();
     cmd->add_option("--python", o->python, "The Python that reads Parquet problem sets");
-    cmd->add_flag("--quiet", o->quiet, "No progress lines");
+    add_quiet_flag(cmd, o->quiet);
     cmd->add_flag("--dry-run", o->dry_run,
                   "Send nothing: say how many requests, how many prompt tokens and what they "
                   "would cost");

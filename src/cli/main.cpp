@@ -2,6 +2,7 @@
 #include <iostream>
 #include <string>
 
+#include "cli/command_words.hpp"
 #include "cli/commands.hpp"
 #include "core/error.hpp"
 #include "sandbox/lockdown.hpp"
@@ -30,6 +31,13 @@ int main(int argc, char** argv) {
     auto score = kbench::cli::add_score_command(app);
     auto report = kbench::cli::add_report_command(app);
     auto baseline = kbench::cli::add_baseline_command(app);
+    try {
+        kbench::cli::check_command_words(app, argc, argv);
+    } catch (const kbench::Error& e) {
+        std::cerr << "kbench: error: " << e.what() << "\n";
+        if (!e.hint().empty()) std::cerr << "  what to do: " << e.hint() << "\n";
+        return 2;
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

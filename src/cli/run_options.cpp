@@ -17,6 +17,14 @@
 
 namespace kbench::cli {
 
+void add_quiet_flag(CLI::App* cmd, bool& quiet) {
+    cmd->add_flag("-q,--quiet", quiet, "No progress lines on stderr");
+}
+
+void add_cache_dir_option(CLI::App* cmd, std::optional<std::string>& cache_dir) {
+    cmd->add_option("--cache-dir", cache_dir, "Build cache (default: ~/.cache/kbench/builds)");
+}
+
 void add_run_options(CLI::App* cmd, RunOptions& o) {
     cmd->add_option("--precision", o.precision, "fp32, fp16 or bf16")->capture_default_str();
     cmd->add_option("--trials", o.trials, "Correctness trials, each on fresh inputs")
@@ -40,7 +48,7 @@ void add_run_options(CLI::App* cmd, RunOptions& o) {
         ->capture_default_str();
     cmd->add_option("--tol", o.tolerance,
                     "atol = rtol (default: fp32 1e-4, fp16/bf16 and fp32 with --tf32 on 1e-2)");
-    cmd->add_flag("--quiet,-q", o.quiet, "No progress lines on stderr");
+    add_quiet_flag(cmd, o.quiet);
     cmd->add_flag("--verbose,-v", o.verbose, "A progress line per phase");
     cmd->add_flag("--no-timing", o.no_timing, "Check correctness only");
     cmd->add_option("--device-memory", o.device_memory_gib,
@@ -52,7 +60,7 @@ void add_run_options(CLI::App* cmd, RunOptions& o) {
     cmd->add_option("--gpu-peaks", o.gpu_peaks,
                     "A GPU table of your own (the schema of data/gpus.json), ahead of kbench's")
         ->check(CLI::ExistingFile);
-    cmd->add_option("--cache-dir", o.cache_dir, "Build cache (default: ~/.cache/kbench/builds)");
+    add_cache_dir_option(cmd, o.cache_dir);
     cmd->add_option("--builders", o.builders,
                     "Concurrent builds (default: one a core; on GPUs one for every two cores, "
                     "each compiling its host and device code side by side)");
@@ -81,10 +89,15 @@ void add_run_options(CLI::App* cmd, RunOptions& o) {
         ->capture_default_str();
     cmd->add_option("--max-seconds", o.timing.max_seconds, "Seconds of sampling at most")
         ->capture_default_str();
-    cmd->add_flag("--rounds,!--no-rounds", o.timing.alternate,
-                  "Time the baseline in rounds, its requests served by a sandbox of the "
-                  "reference's own and alternating with the candidate's, the speedup's interval "
-                  "over rounds (the default); --no-rounds: apart, in the judge");
+    // Two flags, not one with a negation, so that help shows the default as it is.
+    auto* rounds = cmd->add_flag_callback(
+        "--rounds", [&o] { o.timing.alternate = true; },
+        "Time the baseline in rounds, its requests served by a sandbox of the reference's own "
+        "and alternating with the candidate's, the speedup's interval over rounds (the default)");
+    cmd->add_flag_callback(
+           "--no-rounds", [&o] { o.timing.alternate = false; },
+           "Time the baseline apart, in the judge, not in rounds")
+        ->excludes(rounds);
     cmd->add_option("--rounds-systematic", o.timing.rounds_systematic,
                     "With rounds: the relative standard deviation between two sandboxes of the "
                     "same code that rounds cannot average out, added to the speedup's interval")

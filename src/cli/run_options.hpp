@@ -42,6 +42,11 @@ struct RunOptions {
 
 void add_run_options(CLI::App* command, RunOptions& options);
 
+// Options several commands take, each defined here once: the same names, words and defaults
+// wherever they apply.
+void add_quiet_flag(CLI::App* command, bool& quiet);
+void add_cache_dir_option(CLI::App* command, std::optional<std::string>& cache_dir);
+
 // The configuration these options describe, on the given device label ("cpu", "cuda:0").
 CheckConfig make_config(const RunOptions& options, const std::string& device_label);
 

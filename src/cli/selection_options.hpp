@@ -12,13 +12,16 @@ namespace kbench::cli {
 
 // --dataset, --level, --problems and --names, shared by the commands that read problem sets.
 struct SelectionOptions {
-    std::string dataset = "builtin";
+    std::string dataset;  // as given; empty: not given (the built-in suite, dataset_spec)
     std::vector<int> levels;
     std::string problems;
     std::vector<std::string> names;
 };
 
 void add_selection_options(CLI::App* command, SelectionOptions& options);
+
+// The dataset the options name: --dataset as given, or builtin.
+std::string dataset_spec(const SelectionOptions& options);
 
 // --device, --precision and --tf32 of the commands that run references alone (dataset audit,
 // baseline).

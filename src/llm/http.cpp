@@ -76,7 +76,9 @@ bool http_available() {
     return true;
 }
 
-HttpResponse http_post(const HttpRequest& request) {
+namespace {
+
+HttpResponse perform(const HttpRequest& request, bool post) {
     static std::once_flag initialised;
     std::call_once(initialised, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
     HttpResponse response;
@@ -93,9 +95,16 @@ HttpResponse http_post(const HttpRequest& request) {
     headers = curl_slist_append(headers, "Expect:");
     char error[CURL_ERROR_SIZE] = {0};
     curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
-    curl_easy_setopt(curl, CURLOPT_POST, 1L);
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.size()));
+    if (post) {
+        curl_easy_setopt(curl, CURLOPT_POST, 1L);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.size()));
+    } else {
+        // A download follows redirections (a file host sends it on to its CDN), over HTTP(S).
+        curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+        curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
+        curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    }
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &transfer);
@@ -132,6 +141,16 @@ HttpResponse http_post(const HttpRequest& request) {
     curl_slist_free_all(headers);
     curl_easy_cleanup(curl);
     return response;
+}
+
+}  // namespace
+
+HttpResponse http_post(const HttpRequest& request) {
+    return perform(request, true);
+}
+
+HttpResponse http_get(const HttpRequest& request) {
+    return perform(request, false);
 }
 
 double retry_after_seconds(const std::map<std::string, std::string>& headers) {

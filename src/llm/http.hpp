@@ -9,7 +9,7 @@
 
 namespace kbench::llm {
 
-// One HTTP POST: where, what, and how long kbench waits for it.
+// One HTTP request: where, what (a POST's body), and how long kbench waits for it.
 struct HttpRequest {
     std::string url;
     std::vector<std::string> headers;  // "Name: value"
@@ -47,6 +47,8 @@ bool http_available();
 // Sends the request and waits for the whole response, or its failure. Never throws for what the
 // network or the server did; throws UsageError when kbench has no HTTP client.
 HttpResponse http_post(const HttpRequest& request);
+// The same for a GET (the body is not sent), following redirections.
+HttpResponse http_get(const HttpRequest& request);
 
 // The seconds a Retry-After header asks for (a number, or an HTTP date); negative when absent or
 // unreadable.

@@ -17,6 +17,10 @@ HttpResponse http_post(const HttpRequest&) {
                      "build kbench again");
 }
 
+HttpResponse http_get(const HttpRequest& request) {
+    return http_post(request);
+}
+
 double retry_after_seconds(const std::map<std::string, std::string>& headers) {
     auto it = headers.find("retry-after");
     if (it == headers.end()) return -1;

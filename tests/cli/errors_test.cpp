@@ -1,6 +1,7 @@
 // What a user meets when an input is not what kbench expects: one line saying what is wrong and
 // one saying what to do (exit code 2), never a traceback; or the input just works.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <initializer_list>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -357,6 +359,138 @@ TEST_F(Errors, TheReadmesDatasetCommandsWorkOnTheBuiltInSuite) {
                   "no problem '1/19' in builtin: its level 1 holds ids 1-" + std::to_string(level1),
                   "name one that exists, as in 1/1, or list them: kbench dataset list "
                   "--dataset builtin"));
+}
+
+// --- One command-line grammar ----------------------------------------------------------------
+
+// A command or an option a command does not have is named, with the nearest valid one; options
+// that several commands take are taken by each; help shows the defaults as they are.
+TEST_F(Errors, UnknownWordsAreNamedWithTheNearestValidOne) {
+    auto option = kbench({"check", "--devcie", "cpu", "ref.py", "cand.py"});
+    EXPECT_EQ(option.exit_code, 2);
+    EXPECT_EQ(option.err, usage_error("unknown option --devcie for kbench check; did you mean "
+                                      "--device?",
+                                      "kbench check --help lists its options"));
+    auto command = kbench({"evaluate", "--device", "cpu"});
+    EXPECT_EQ(command.exit_code, 2);
+    EXPECT_NE(command.err.find("unknown command 'evaluate' for kbench; did you mean 'eval'?"),
+              std::string::npos)
+        << command.err;
+    EXPECT_NE(command.err.find("the commands are: check, eval,"), std::string::npos) << command.err;
+    auto sub = kbench({"dataset", "lsit"});
+    EXPECT_NE(sub.err.find("unknown command 'lsit' for kbench dataset; did you mean 'list'?"),
+              std::string::npos)
+        << sub.err;
+    // A value that happens to be a command's name is a value; an option after it is still read.
+    auto value = kbench({"eval", "--run", "score", "--level", "1", "2", "--no-rouds"});
+    EXPECT_NE(value.err.find("unknown option --no-rouds for kbench eval; did you mean "
+                             "--no-rounds?"),
+              std::string::npos)
+        << value.err;
+    auto far = kbench({"eval", "--foo"});
+    EXPECT_EQ(far.err, usage_error("unknown option --foo for kbench eval",
+                                   "kbench eval --help lists its options"));
+    // -q and --cache-dir wherever they apply.
+    for (auto args : {std::vector<std::string>{"generate", "-q", "--help"},
+                      std::vector<std::string>{"baseline", "-q", "--cache-dir", "/tmp", "--help"},
+                      std::vector<std::string>{"refine", "-q", "--cache-dir", "/tmp", "--help"}}) {
+        std::string line = quote(KBENCH_BINARY);
+        for (const auto& a : args) line += " " + quote(a);
+        auto r = run_command(line);
+        EXPECT_EQ(r.exit_code, 0) << line << ": " << r.err;
+    }
+    // Rounds are the default, and help says so.
+    auto help = kbench({"eval", "--help"});
+    EXPECT_EQ(help.out.find("{false}"), std::string::npos) << help.out;
+    EXPECT_NE(help.out.find("over rounds (the default)"), std::string::npos) << help.out;
+}
+
+// --- KernelBench candidates and the built-in suite ------------------------------------------
+
+// Candidates from elsewhere are never checked against the built-in suite, whose numbers name
+// other problems than KernelBench's: without --dataset they are refused, with what to pass.
+TEST_F(Errors, CandidatesFromElsewhereNeedTheirDataset) {
+    fs::create_directories(dir_ / "cands");
+    write("cands/level_1_problem_5_sample_0_kernel.py", "class ModelNew: pass\n");
+    auto r = kbench({"eval", "--device", "cpu", "--candidates", (dir_ / "cands").string()});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("without --dataset: they would be checked against kbench's built-in "
+                         "suite"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("pass --dataset kernelbench"), std::string::npos) << r.err;
+}
+
+// --dataset kernelbench: downloaded once from where KBENCH_KERNELBENCH_URL says (here a real
+// HTTP server on loopback serving Parquet files, levels 1-3: level 4 is not served), then read
+// from the cache; offline, the error says which files to fetch and where.
+TEST_F(Errors, KernelBenchIsOneWordAwayAndSaysWhatToFetchOffline) {
+    fs::path site = dir_ / "site";
+    fs::create_directories(site / "data");
+    auto made = run_command(
+        quote(KBENCH_TEST_PYTHON) + " -c " +
+        quote("import pyarrow as pa, pyarrow.parquet as pq\n"
+              "for level in (1, 2, 3):\n"
+              "    code = 'import torch\\nclass Model(torch.nn.Module):\\n    def forward(self, "
+              "x):\\n        return x\\ndef get_inputs():\\n    return [torch.randn(4)]\\n"
+              "def get_init_inputs():\\n    return []\\n'\n"
+              "    t = pa.table({'code': [code, code], 'level': [level, level],\n"
+              "                  'name': ['1_A', '2_B'], 'problem_id': [1, 2]})\n"
+              "    pq.write_table(t, '" +
+              (site / "data").string() + "/level_%d-00000-of-00001.parquet' % level)\n"));
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+    // A server on a free port of its own choosing, which it writes down.
+    fs::path port_file = dir_ / "port";
+    std::string serve = quote(KBENCH_TEST_PYTHON) + " -c " +
+                        quote(
+                            "import functools, http.server, sys\n"
+                            "h = functools.partial(http.server.SimpleHTTPRequestHandler, "
+                            "directory=sys.argv[1])\n"
+                            "s = http.server.ThreadingHTTPServer(('127.0.0.1', 0), h)\n"
+                            "open(sys.argv[2], 'w').write(str(s.server_port))\n"
+                            "s.serve_forever()\n") +
+                        " " + quote(site.string()) + " " + quote(port_file.string()) +
+                        " >/dev/null 2>&1 & echo $!";
+    auto started = run_command(serve);
+    pid_t server = std::stoi(started.out);
+    for (int i = 0; i < 100 && (!fs::exists(port_file) || fs::file_size(port_file) == 0); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ASSERT_TRUE(fs::exists(port_file));
+    std::string port;
+    std::ifstream(port_file) >> port;
+    std::string url = "http://127.0.0.1:" + port;
+    std::string env = "KBENCH_DATASETS_DIR=" + quote((dir_ / "datasets").string()) +
+                      " HF_HUB_CACHE=" + quote((dir_ / "no-hub").string()) +
+                      " KBENCH_KERNELBENCH_URL=";
+    std::string list = " " + quote(KBENCH_BINARY) +
+                       " dataset list --dataset kernelbench --python " + quote(KBENCH_TEST_PYTHON);
+    auto first = run_command(env + quote(url) + list);
+    ::kill(server, SIGTERM);
+    EXPECT_EQ(first.exit_code, 0) << first.err;
+    EXPECT_NE(first.err.find("downloading KernelBench's problem set from " + url),
+              std::string::npos)
+        << first.err;
+    EXPECT_NE(first.out.find("6 problem(s) in kernelbench"), std::string::npos) << first.out;
+    EXPECT_TRUE(
+        fs::exists(dir_ / "datasets" / "kernelbench" / "data" / "level_3-00000-of-00001.parquet"));
+    // The server is gone: the cache answers.
+    auto again = run_command(env + quote(url) + list);
+    EXPECT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_EQ(again.err.find("downloading"), std::string::npos) << again.err;
+    EXPECT_NE(again.out.find("6 problem(s) in kernelbench"), std::string::npos) << again.out;
+    // Offline with nothing kept: what to fetch, and where.
+    std::string offline = "KBENCH_DATASETS_DIR=" + quote((dir_ / "empty").string()) +
+                          " HF_HUB_CACHE=" + quote((dir_ / "no-hub").string()) +
+                          " KBENCH_KERNELBENCH_URL=http://127.0.0.1:9";
+    auto none = run_command(offline + list);
+    EXPECT_EQ(none.exit_code, 2);
+    EXPECT_NE(none.err.find("could not be downloaded"), std::string::npos) << none.err;
+    EXPECT_NE(none.err.find("into " + (dir_ / "empty" / "kernelbench" / "data").string()),
+              std::string::npos)
+        << none.err;
+    EXPECT_NE(none.err.find("http://127.0.0.1:9/data/level_2-00000-of-00001.parquet"),
+              std::string::npos)
+        << none.err;
 }
 
 // --- 5. Problems that do not exist, and names kbench cannot read ------------------------------
