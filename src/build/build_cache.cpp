@@ -1,5 +1,7 @@
 #include "build/build_cache.hpp"
 
+#include "build/cache_usage.hpp"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -93,6 +95,7 @@ std::optional<BuildRecord> BuildCache::lookup(const std::string& key, std::strin
                 if (altered) *altered = entry.path().string() + " was added after the build";
                 return std::nullopt;
             }
+    mark_used(path);  // the cache is pruned least recently used first
     return record;
 }
 

@@ -21,5 +21,6 @@ Command add_prompt_command(CLI::App& app);
 Command add_score_command(CLI::App& app);
 Command add_report_command(CLI::App& app);
 Command add_baseline_command(CLI::App& app);
+Command add_cache_command(CLI::App& app);
 
 }  // namespace kbench::cli

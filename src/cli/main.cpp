@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
     auto score = kbench::cli::add_score_command(app);
     auto report = kbench::cli::add_report_command(app);
     auto baseline = kbench::cli::add_baseline_command(app);
+    auto cache = kbench::cli::add_cache_command(app);
     try {
         kbench::cli::check_command_words(app, argc, argv);
     } catch (const kbench::Error& e) {
@@ -61,6 +62,7 @@ int main(int argc, char** argv) {
         if (app.got_subcommand("score")) return score();
         if (app.got_subcommand("report")) return report();
         if (app.got_subcommand("baseline")) return baseline();
+        if (app.got_subcommand("cache")) return cache();
     } catch (const kbench::Error& e) {
         std::cerr << "kbench: error: " << e.what() << "\n";
         if (!e.hint().empty()) std::cerr << "  what to do: " << e.hint() << "\n";

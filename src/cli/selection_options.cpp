@@ -39,7 +39,7 @@ fs::path home_cache() {
 // Where kbench keeps the problem sets it downloads.
 fs::path datasets_dir() {
     std::string dir = env_or("KBENCH_DATASETS_DIR", "");
-    return dir.empty() ? home_cache() / "kbench" / "datasets" : fs::path(dir);
+    return dir.empty() ? cache_root() / "datasets" : fs::path(dir);
 }
 
 bool holds_levels(const fs::path& dir, int levels) {

@@ -1,5 +1,7 @@
 #include "schedule/build_support.hpp"
 
+#include "build/cache_usage.hpp"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -159,6 +161,7 @@ BuildSupportState BuildSupport::make_or_check() {
             fs::rename(writing, checked);
         }
     }
+    build::mark_used(checked);  // the cache is pruned least recently used first
     s.dir = dir;
     // The recipe too: a new wrapper may make byte-identical files and still build otherwise.
     s.digest = sha256_hex(manifest_text + "\n" + o.recipe);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "build/cache_usage.hpp"
 #include "build/worker_package.hpp"
 #include "core/error.hpp"
 #include "protocol/zygote_messages.hpp"
@@ -45,7 +46,19 @@ void BuilderPool::wait_ready() {
                    hello.value("cuda", std::string()) + "\n" + hello.value("python", std::string());
 }
 
-BuilderPool::~BuilderPool() = default;
+BuilderPool::~BuilderPool() {
+    // The cache stays within its bound, its least recently used entries going first.
+    try {
+        build::Pruned pruned = build::prune_cache(options_.cache_dir, build::cache_bound());
+        if (pruned.entries)
+            note("pruned " + std::to_string(pruned.entries) +
+                 " least recently used build cache "
+                 "entries (" +
+                 build::size_text(pruned.bytes) + ") to keep " + options_.cache_dir.string() +
+                 " within " + build::size_text(build::cache_bound()) + " (KBENCH_CACHE_MAX_GIB)");
+    } catch (const std::exception&) {
+    }
+}
 
 void BuilderPool::note(const std::string& line) const {
     if (options_.log) options_.log(line);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -284,6 +285,48 @@ class ModelNew(nn.Module):
               "but the device is the CPU: run it on a GPU with --device cuda");
     for (const auto& v : verdicts)
         EXPECT_EQ(v.value("log", std::string()).find("IndexError"), std::string::npos) << v["log"];
+}
+
+// --- The build cache: its size stated, bounded and pruned --------------------------------------
+
+TEST_F(Errors, TheBuildCacheIsStatedBoundedAndPruned) {
+    fs::path cache = dir_ / "cache";
+    // An old build (2 MiB) and a build support, as kbench lays them out.
+    fs::create_directories(cache / "ab" / "abold" / "torch_extensions");
+    write("cache/ab/abold/build.json", "{}");
+    write("cache/ab/abold/torch_extensions/m.so", std::string(2 << 20, 'x'));
+    fs::create_directories(cache / "support" / "s1" / "pch");
+    write("cache/support/s1/pch/h.gch", std::string(1 << 20, 'y'));
+    write("cache/support/s1.checked", "stamp");
+    auto old = fs::file_time_type::clock::now() - std::chrono::hours(48);
+    fs::last_write_time(cache / "ab" / "abold" / "build.json", old);
+    auto shown = kbench({"cache", "--cache-dir", cache.string()});
+    EXPECT_EQ(shown.exit_code, 0) << shown.err;
+    EXPECT_NE(shown.out.find("candidate builds  1, 2.0 MiB"), std::string::npos) << shown.out;
+    EXPECT_NE(shown.out.find("build supports    1, 1.0 MiB"), std::string::npos) << shown.out;
+    EXPECT_NE(shown.out.find("of at most 10.00 GiB"), std::string::npos) << shown.out;
+
+    // A command that builds keeps the cache within KBENCH_CACHE_MAX_GIB: the old build goes, the
+    // new one (used last) stays.
+    auto r = run_command(
+        "KBENCH_CACHE_MAX_GIB=0.002 " + quote(KBENCH_BINARY) +
+        " check --device cpu --no-build-support --no-timing --python " + quote(KBENCH_TEST_PYTHON) +
+        " --cache-dir " + quote(cache.string()) + " " +
+        quote(kFixtures + "/../../suite/problems/level1/1_ReLU.py") + " " +
+        quote(kFixtures + "/../../suite/candidates/cpu/level_1_problem_1_sample_0_kernel.py"));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("least recently used build cache entries"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(cache / "ab" / "abold"));
+    auto after = kbench({"cache", "--cache-dir", cache.string()});
+    EXPECT_NE(after.out.find("candidate builds  1,"), std::string::npos) << after.out;
+
+    // Pruned by hand, then cleared.
+    auto pruned = kbench({"cache", "prune", "--max-gib", "0.0001", "--cache-dir", cache.string()});
+    EXPECT_EQ(pruned.exit_code, 0) << pruned.err;
+    EXPECT_NE(pruned.out.find("removed "), std::string::npos) << pruned.out;
+    auto cleared = kbench({"cache", "clear", "--cache-dir", cache.string()});
+    EXPECT_EQ(cleared.exit_code, 0) << cleared.err;
+    EXPECT_NE(cleared.out.find("candidate builds  0, 0.0 MiB"), std::string::npos) << cleared.out;
 }
 
 // --- 14. A syntax error's line; a candidate without ModelNew is never built --------------------
