@@ -170,7 +170,10 @@ schedule::BuilderOptions make_builder_options(const RunOptions& o,
     b.precision = parse_precision(o.precision);
     b.limit_s = o.limits.build_s;
     b.builders = o.builders;
-    b.build_support = !o.no_build_support;
+    // On the CPU a precompiled header saved nothing (the 13 CPU candidates of the suite built in
+    // 109-117 s with it, 113 s without, on 2 cores) and cost a minute or more and 2.2 GB on first
+    // use: it is made for GPUs only (bench/2026-12-06-cpu2/build-support/).
+    b.build_support = !o.no_build_support && env.device_kind != "cpu";
     b.log = std::move(log);
     b.verbose = o.verbose && !o.quiet;
     b.rules = integrity::RulePolicy::of(make_config(o, "cpu"));

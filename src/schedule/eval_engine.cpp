@@ -182,6 +182,21 @@ void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink
                      const StartHook& on_start) {
     if (items.empty() || InterruptGuard::interrupted()) return;
     const bool cpu = options_.env.device_kind == "cpu";
+    // On a CPU every build ends before any timing starts; the first problem's candidates are
+    // built and evaluated first, so that the first verdict comes after one build (the suite's
+    // first one: 23 s from start on 2 cores) rather than after all of them (72 s of builds for
+    // the suite's 13), for about one build's time on one core more in all.
+    if (cpu && !first_run_) {
+        first_run_ = true;
+        std::vector<EvalItem> first, rest;
+        for (const auto& item : items)
+            (item.problem.sha256 == items.front().problem.sha256 ? first : rest).push_back(item);
+        if (!rest.empty()) {
+            run(first, sink, on_start);
+            run(rest, sink, on_start);
+            return;
+        }
+    }
     std::vector<CandidateSpec> specs;
     for (const auto& item : items) specs.push_back(candidate_spec(item));
     // On a CPU, builds would disturb timings: finish them first. On GPUs, build while evaluating.

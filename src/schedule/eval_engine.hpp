@@ -117,6 +117,7 @@ class EvalEngine {
     std::vector<std::string> probed_;  // the driver's capability a device, when it said
     std::mutex start_mutex_;
     bool started_ = false;
+    bool first_run_ = false;      // run() has split a CPU run once (the first problem first)
     std::vector<int> own_cores_;  // kbench's own cores before it left the timing cores
 };
 
