@@ -504,6 +504,8 @@ void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& cand
                                                       reference_scratch, reference_env,
                                                       options_.policy.lockdown(reference_scratch)});
         };
+        context.reference_first =
+            plan_ && plan_->reference_exports && device_info_.value("type", "") == "cuda";
         context.start_reference = [&]() -> std::pair<int, std::int64_t> {
             context.prestart_reference();
             reference_attached = true;

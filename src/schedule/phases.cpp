@@ -193,7 +193,11 @@ PhaseOutcome load_phase(PhaseContext& c, const std::string& candidate_file) {
     return std::nullopt;
 }
 
+static PhaseOutcome attach_reference(PhaseContext& c);
+
 PhaseOutcome correctness_phase(PhaseContext& c) {
+    if (c.reference_first && c.config.timing.rounds() && c.start_reference)
+        if (auto o = attach_reference(c)) return o;
     auto reply = c.judge.correctness({c.config.limits.correctness_s});
     if (!reply.ok()) return decide_fault(*reply.fault, "correctness", c);
     const protocol::CorrectnessChecked& r = *reply.value;
@@ -217,6 +221,8 @@ PhaseOutcome correctness_phase(PhaseContext& c) {
 // The reference's own sandbox beside the candidate's, for rounds. Whatever fails there is
 // kbench's, not the candidate's: an infra_error.
 static PhaseOutcome attach_reference(PhaseContext& c) {
+    if (c.reference_attached) return std::nullopt;
+    c.reference_attached = true;
     auto start = sandbox::Clock::now();
     auto [socket, pid] = c.start_reference();
     double started_s = seconds_since(start);

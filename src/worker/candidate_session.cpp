@@ -166,7 +166,7 @@ class TimedCalls : public timing::RemoteCalls {
             pending.inputs = &pending.fresh;
         }
         ReferenceOutput reference = s_.p_.strict
-                                        ? run_reference(s_.p_, pending.fresh, s_.device_)
+                                        ? s_.reference_outputs(pending.fresh)
                                         : run_reference_on_copy(s_.p_, *pending.inputs, s_.device_);
         ++checked_;
         // The claims were read with the reply; the judge compares its own copy of the outputs.
@@ -335,6 +335,42 @@ bool CandidateSession::pooled() const {
     return exchange_.transient() && p_.strict;
 }
 
+ReferenceOutput CandidateSession::reference_outputs(CallInputs& inputs) {
+    // Only for a reference known to leave its inputs as they are: they go on to the candidate.
+    bool leaves_inputs = p_.modifies.size() == inputs.tensors.size();
+    for (bool m : p_.modifies) leaves_inputs = leaves_inputs && !m;
+    if (reference_maker_ && leaves_inputs) {
+        Exchange& maker = reference_maker_->exchange_;
+        maker.set_where(exchange_.where());
+        std::optional<std::vector<at::Tensor>> outputs;
+        try {
+            outputs = maker.exported_call(inputs);
+        } catch (const FaultError& e) {
+            if (e.rule() == "signalled_kbench") throw;
+            // An error the reference's sandbox raised and answered (its pool's memory, say):
+            // the judge makes the reference's outputs from here on. Anything else (no reply in
+            // time, a broken protocol) leaves that sandbox of no further use: kbench's fault.
+            if (e.kind() != FaultKind::candidate_raised)
+                throw FaultError(FaultKind::harness,
+                                 "the reference's own sandbox, making the reference's outputs: " +
+                                     std::string(e.what()));
+            std::fprintf(stderr,
+                         "kbench judge: the reference's own sandbox could not make the "
+                         "reference's outputs (%s); the judge makes them\n",
+                         e.what());
+            reference_maker_ = nullptr;
+        }
+        if (outputs) {
+            ReferenceOutput r;
+            r.outputs = std::move(*outputs);
+            r.modifies.assign(inputs.tensors.size(), false);  // checked in exported_call
+            for (const at::Tensor& t : r.outputs) r.bytes += std::size_t(t.nbytes());
+            return r;
+        }
+    }
+    return run_reference(p_, inputs, device_);
+}
+
 void CandidateSession::park_on_host(ReferenceOutput& reference) const {
     if (!exchange_.transient()) return;
     // A reference that returns its input, or a view of it, made its output in memory the
@@ -370,6 +406,7 @@ json CandidateSession::memory_report(const CandidateSession* reference) const {
                 {"reference_sandbox_peak",
                  reference ? json(reference->exchange_.sandbox_peak_bytes()) : json()},
                 {"device_peak", device},
+                {"reference_outputs_by", reference_maker_ ? "reference_sandbox" : "judge"},
                 {"plan", p_.plan.to_json()}};
 }
 
@@ -538,6 +575,9 @@ std::string CandidateSession::check_call(std::size_t position, const CallInputs&
 protocol::CorrectnessChecked CandidateSession::correctness(
     const protocol::CorrectnessRequest& request) {
     exchange_.set_deadline(request.limit_s, "correctness");
+    if (reference_maker_)
+        reference_maker_->exchange_.set_deadline(request.limit_s,
+                                                 "correctness (the reference's outputs)");
     steps_.clear();
     protocol::CorrectnessChecked out;
     out.trials = p_.trials;
@@ -557,7 +597,7 @@ protocol::CorrectnessChecked CandidateSession::correctness(
                 });
             }
             StepTimes::Scope step(steps_, "reference");
-            fresh_reference = run_reference(p_, fresh, device_);
+            fresh_reference = reference_outputs(fresh);
             park_on_host(fresh_reference);
         } else {
             const auto& kb = public_call(p_, p_.public_trial_seeds[std::size_t(t)], device_);
@@ -595,7 +635,7 @@ protocol::CorrectnessChecked CandidateSession::correctness(
         out.kernels = kernels();
     }
     out.steps_s = steps_.seconds();
-    out.memory = memory_report(nullptr);
+    out.memory = memory_report(reference_maker_);
     return out;
 }
 

@@ -44,6 +44,10 @@ class CandidateSession {
     protocol::CandidateTimed timing(const protocol::TimingRequest& request,
                                     CandidateSession* reference = nullptr);
     void detach();
+    // The reference's own sandbox makes the reference's outputs for this session's checks
+    // (a transient problem in strict mode on a GPU, with rounds): the judge holds a request's
+    // inputs and the candidate's outputs, not the reference's call. Null: the judge makes them.
+    void take_references_from(CandidateSession* reference) { reference_maker_ = reference; }
 
     pid_t sandbox_pid() const { return sandbox_pid_; }
     // The process a signal to the judge is charged to while this session runs: its own, or for
@@ -70,6 +74,11 @@ class CandidateSession {
     json kernels();
 
     std::vector<OutputShape> output_shapes(const ReferenceOutput& reference) const;
+    // The reference's outputs for inputs the judge made (made again from their seed, where the
+    // candidate had them): by the reference's own sandbox where take_references_from said so,
+    // else by the judge.
+    ReferenceOutput reference_outputs(CallInputs& inputs);
+    CandidateSession* reference_maker_ = nullptr;
     // Whether a request's inputs are made in a request pool of their own (a transient problem in
     // strict mode: handed to the sandbox where they lie).
     bool pooled() const;
