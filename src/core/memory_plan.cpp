@@ -21,7 +21,8 @@ ProblemMemory ProblemMemory::from_json(const json& j) {
             f.flag("modifies_inputs")};
 }
 
-MemoryPlan plan_memory(const ProblemMemory& problem, std::uint64_t device_bytes, bool rounds) {
+MemoryPlan plan_memory(const ProblemMemory& problem, std::uint64_t device_bytes, bool rounds,
+                       bool strict) {
     MemoryPlan plan;
     plan.problem = problem;
     plan.rounds = rounds;
@@ -46,7 +47,7 @@ MemoryPlan plan_memory(const ProblemMemory& problem, std::uint64_t device_bytes,
         // With rounds, the reference's own sandbox makes the reference's outputs in its own
         // share (its call's memory, kept until its next request) and the judge maps them: the
         // judge holds the inputs and the candidate's outputs, not the reference's call.
-        plan.reference_exports = rounds && !problem.modifies_inputs;
+        plan.reference_exports = rounds && strict && !problem.modifies_inputs;
         plan.judge = base + (plan.reference_exports ? 0 : call) + out;
         if (!plan.fits() && !plan.reference_exports) {
             plan.outputs_on_host = true;

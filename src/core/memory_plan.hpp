@@ -78,7 +78,10 @@ constexpr std::uint64_t kTransientBytes = 64 * kMiB;
 // H100 with CUDA 13).
 constexpr std::uint64_t kContextBytes = 640 * kMiB;
 
-MemoryPlan plan_memory(const ProblemMemory& problem, std::uint64_t device_bytes, bool rounds);
+// strict: kbench's mode, where the reference's own sandbox may make the reference's outputs
+// (reference_exports); otherwise the judge makes them.
+MemoryPlan plan_memory(const ProblemMemory& problem, std::uint64_t device_bytes, bool rounds,
+                       bool strict = true);
 
 // What the judge may hold of the device for a problem: 1.25 x (one call's inputs and outputs)
 // + 1 GiB.

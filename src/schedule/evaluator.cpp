@@ -334,7 +334,8 @@ void Evaluator::prepare(const ProblemSpec& problem) {
 
 void Evaluator::plan_memory_for(const protocol::ProblemPrepared& prepared) {
     const CheckConfig& c = options_.config;
-    plan_ = plan_memory(prepared.memory, prepared.device_bytes, c.measure && c.timing.rounds());
+    plan_ = plan_memory(prepared.memory, prepared.device_bytes, c.measure && c.timing.rounds(),
+                        c.mode == Mode::strict);
     // A CPU's memory is the machine's: planned (the audit shows it), never refused.
     if (device_info_.value("type", "") != "cuda") return;
     detail("  memory plan: " + plan_->needs_text());

@@ -162,7 +162,9 @@ class TimedCalls : public timing::RemoteCalls {
             // the reference's call.
             if (s_.exchange_.transient() && s_.p_.plan.outputs_on_host)
                 s_.exchange_.outputs_to_host(position);
-            pending.fresh = make_call_inputs(s_.p_, pending.seed, s_.device_);
+            // In a request pool where the reference's own sandbox takes them, without a copy.
+            pending.fresh =
+                make_call_inputs(s_.p_, pending.seed, s_.device_, s_.reference_maker_ != nullptr);
             pending.inputs = &pending.fresh;
         }
         ReferenceOutput reference = s_.p_.strict
@@ -253,10 +255,11 @@ class WatchedCalls : public timing::RemoteCalls {
         auto start = StepTimes::Clock::now();
         if (++requests_ % 32 == 0) other_.refresh();
         double before = other_.seconds();
+        double excluded_before = excluded_s_;
         auto watched = StepTimes::Clock::now();
         timing::RequestRecord r = calls_.run(first, count);
         auto back = StepTimes::Clock::now();
-        other_cpu_s_ += std::max(0.0, other_.seconds() - before);
+        other_cpu_s_ += std::max(0.0, other_.seconds() - before - (excluded_s_ - excluded_before));
         watch_s_ +=
             std::chrono::duration<double>(watched - start + StepTimes::Clock::now() - back).count();
         wall_s_ += r.wall_us * 1e-6;
@@ -265,6 +268,18 @@ class WatchedCalls : public timing::RemoteCalls {
     bool has_stream_clock() const override { return calls_.has_stream_clock(); }
 
     double other_cpu_s() const { return other_cpu_s_; }
+    // Work the judge asked of the other side meanwhile (the reference's outputs for a check):
+    // not work beside these requests. Brackets it with the other side's CPU time.
+    template <typename Work>
+    auto asked_of_other(Work&& work) {
+        double before = other_.seconds();
+        struct Count {
+            WatchedCalls& w;
+            double before;
+            ~Count() { w.excluded_s_ += std::max(0.0, w.other_.seconds() - before); }
+        } count{*this, before};
+        return work();
+    }
     // Whether the other side's CPU time is its cgroup's (exact) or its listed processes'.
     bool exact() const { return other_.exact(); }
     long requests() const { return requests_; }
@@ -277,6 +292,7 @@ class WatchedCalls : public timing::RemoteCalls {
     TreeCpu other_;
     long requests_ = 0;
     double other_cpu_s_ = 0;
+    double excluded_s_ = 0;
     double wall_s_ = 0;
     double watch_s_ = 0;
 };
@@ -344,29 +360,49 @@ ReferenceOutput CandidateSession::reference_outputs(CallInputs& inputs) {
         maker.set_where(exchange_.where());
         std::optional<std::vector<at::Tensor>> outputs;
         try {
-            outputs = maker.exported_call(inputs);
+            if (watching_maker_)
+                outputs =
+                    watching_maker_->asked_of_other([&] { return maker.exported_call(inputs); });
+            else
+                outputs = maker.exported_call(inputs);
         } catch (const FaultError& e) {
             if (e.rule() == "signalled_kbench") throw;
-            // An error the reference's sandbox raised and answered (its pool's memory, say):
-            // the judge makes the reference's outputs from here on. Anything else (no reply in
-            // time, a broken protocol) leaves that sandbox of no further use: kbench's fault.
-            if (e.kind() != FaultKind::candidate_raised)
-                throw FaultError(FaultKind::harness,
-                                 "the reference's own sandbox, making the reference's outputs: " +
-                                     std::string(e.what()));
-            std::fprintf(stderr,
-                         "kbench judge: the reference's own sandbox could not make the "
-                         "reference's outputs (%s); the judge makes them\n",
-                         e.what());
-            reference_maker_ = nullptr;
+            std::string text = e.what();
+            if (e.rule() == "reference_changed_input") {
+                // It changes its inputs after all: the judge makes its outputs, on copies, from
+                // inputs made again from their seed (as run_reference does).
+                p_.modifies.assign(inputs.tensors.size(), true);
+                reference_maker_ = nullptr;
+                inputs = make_call_inputs(p_, inputs.seed, device_, pooled());
+                return run_reference(p_, inputs, device_);
+            }
+            // The reference's sandbox out of memory within its share: the candidate's sandbox
+            // holds memory beyond its own (as for the judge's buffers, blame_memory).
+            if (e.kind() == FaultKind::candidate_raised &&
+                text.find("out of memory") != std::string::npos &&
+                maker.sandbox_peak_bytes() <= p_.plan.reference_sandbox + kGiB / 2 &&
+                reference_maker_ != this)
+                throw FaultError(FaultKind::candidate_raised,
+                                 "the device ran out of memory for the reference's own sandbox "
+                                 "within its share: the candidate's sandbox holds device memory "
+                                 "beyond its own (" +
+                                     text + ")",
+                                 "", exchange_.where());
+            // The plan has no room for the judge to make them itself: kbench's fault.
+            throw FaultError(
+                FaultKind::harness,
+                "the reference's own sandbox, making the reference's outputs: " + text);
         }
         if (outputs) {
             ReferenceOutput r;
             r.outputs = std::move(*outputs);
-            r.modifies.assign(inputs.tensors.size(), false);  // checked in exported_call
+            r.modifies.assign(inputs.tensors.size(), false);
             for (const at::Tensor& t : r.outputs) r.bytes += std::size_t(t.nbytes());
             return r;
         }
+        // An output its sandbox could not export (not a tensor on the device): the judge makes
+        // them from here on.
+        reference_maker_ = nullptr;
     }
     return run_reference(p_, inputs, device_);
 }
@@ -597,6 +633,7 @@ protocol::CorrectnessChecked CandidateSession::correctness(
                 });
             }
             StepTimes::Scope step(steps_, "reference");
+            exchange_.set_where("trial " + std::to_string(t));
             fresh_reference = reference_outputs(fresh);
             park_on_host(fresh_reference);
         } else {
@@ -678,13 +715,17 @@ std::string CandidateSession::arbitrate(std::size_t position, const CallInputs& 
     struct Elapsed {
         Arbitration& a;
         Exchange& exchange;
+        Exchange* maker;
         Clock::time_point start = Clock::now();
         ~Elapsed() {
             double s = std::chrono::duration<double>(Clock::now() - start).count();
             a.seconds += s;
             exchange.extend_deadline(s);
+            if (maker) maker->extend_deadline(s);
         }
-    } elapsed{a, exchange_};
+    } elapsed{
+        a, exchange_,
+        reference_maker_ && reference_maker_ != this ? &reference_maker_->exchange_ : nullptr};
     // One trial that misses the wider reference too decides the verdict: later ones are not
     // arbitrated, so that a wrong candidate costs no more than one run of the wider reference.
     if (!a.unavailable.empty()) return failure + " (no arbitration: " + a.unavailable + ")";
@@ -737,6 +778,10 @@ protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest&
     exchange_.set_deadline(request.limit_s, "timing");
     steps_.clear();
     if (reference) reference->steps_.clear();
+    struct Unwatch {
+        WatchedCalls*& watching;
+        ~Unwatch() { watching = nullptr; }
+    } unwatch{watching_maker_};
     // The reference harness's protocol flushes with a buffer of its own size.
     if (request.timing.protocol == Mode::kernelbench)
         exchange_.set_flush_bytes(std::size_t(request.timing.kb_flush_bytes));
@@ -761,6 +806,7 @@ protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest&
         reference_calls = std::make_unique<ReferenceCalls>(*reference);
         watched_reference = std::make_unique<WatchedCalls>(*reference_calls, sandbox_pid_);
         watched_candidate = std::make_unique<WatchedCalls>(calls, reference->sandbox_pid_);
+        if (reference_maker_ == reference) watching_maker_ = watched_candidate.get();
         candidate_calls = watched_candidate.get();
         baseline.emplace(timing::RemoteBaseline{*watched_reference, reference->overhead_,
                                                 reference->max_batch_});

@@ -15,6 +15,8 @@
 
 namespace kbench::worker {
 
+class WatchedCalls;
+
 // The judge's evaluation of one candidate in one sandbox: what to hand over, what to take back,
 // on which clock. Every input comes from a seed drawn with a key that exists only here (strict
 // mode), so nothing the candidate sees predicts what comes next.
@@ -57,6 +59,7 @@ class CandidateSession {
 
   private:
     friend class TimedCalls;
+    friend class WatchedCalls;
 
     // Hands the exchange the call limits for the reference's time as known now.
     void scale_deadlines();
@@ -79,6 +82,9 @@ class CandidateSession {
     // else by the judge.
     ReferenceOutput reference_outputs(CallInputs& inputs);
     CandidateSession* reference_maker_ = nullptr;
+    // While the candidate is timed in rounds: what watches the reference's processes beside the
+    // candidate's requests, told of the work the judge asks of them itself.
+    WatchedCalls* watching_maker_ = nullptr;
     // Whether a request's inputs are made in a request pool of their own (a transient problem in
     // strict mode: handed to the sandbox where they lie).
     bool pooled() const;

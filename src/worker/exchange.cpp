@@ -145,6 +145,7 @@ json Exchange::receive() {
             msg.msg_control = control;
             msg.msg_controllen = sizeof control;
             n = ::recvmsg(fd_, &msg, MSG_CMSG_CLOEXEC);
+            if (n > 0 && (msg.msg_flags & MSG_CTRUNC)) fds_truncated_ = true;
             if (n > 0)
                 for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
                     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
@@ -515,6 +516,7 @@ std::optional<std::vector<at::Tensor>> Exchange::exported_call(const CallInputs&
         }
     } received{received_fds_};
     accept_fds_ = true;
+    fds_truncated_ = false;
     json reply;
     try {
         reply = receive();
@@ -530,6 +532,11 @@ std::optional<std::vector<at::Tensor>> Exchange::exported_call(const CallInputs&
                          "", where_);
     ++model_calls_.calls;
     model_calls_.wall_us += micros_between(t0, Clock::now());
+    if (fds_truncated_)
+        throw FaultError(FaultKind::harness,
+                         "the reference's own sandbox sent more descriptors than a reply holds", "",
+                         where_);
+    check_precision(done.precision);
     sandbox_peak_bytes_ = std::max(sandbox_peak_bytes_, done.peak_bytes);
     device_peak_bytes_ = std::max<std::uint64_t>(device_peak_bytes_, device_.used_bytes());
     for (std::size_t j = 0; j < pos.inputs_handed.size(); ++j)
@@ -537,10 +544,15 @@ std::optional<std::vector<at::Tensor>> Exchange::exported_call(const CallInputs&
             throw FaultError(FaultKind::harness,
                              "the reference changed input " + std::to_string(j) +
                                  " in its own sandbox, which it did not in the judge",
-                             "", where_);
+                             "reference_changed_input", where_);
     std::vector<at::Tensor> outputs;
     for (const protocol::OutputReport& o : done.results[0].outputs) {
         if (!o.is_tensor || !o.exported) return std::nullopt;  // the judge makes it itself
+        if (o.exported->kind != "cuda_fd")
+            throw FaultError(FaultKind::harness,
+                             "the reference's own sandbox exported an output that is not device "
+                             "memory",
+                             "", where_);
         auto index = std::size_t(o.exported->fd_index);
         if (o.exported->fd_index < 0 || index >= received_fds_.size() || received_fds_[index] < 0)
             throw FaultError(FaultKind::harness,

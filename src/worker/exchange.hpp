@@ -245,7 +245,8 @@ class Exchange {
     std::uint64_t next_slot_ = 1;
     std::uint64_t nonce_ = 0;
     std::vector<Position> positions_;
-    bool accept_fds_ = false;  // exported_call: the reply carries descriptors
+    bool accept_fds_ = false;     // exported_call: the reply carries descriptors
+    bool fds_truncated_ = false;  // some did not fit the reply's control buffer
     std::vector<int> received_fds_;
     std::vector<std::uint64_t> retired_;                     // slots to drop with the next request
     std::vector<std::shared_ptr<SharedBuffer>> cpu_inputs_;  // this request's memfds

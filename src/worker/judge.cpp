@@ -150,7 +150,7 @@ class Judge {
             throw FaultError(FaultKind::reference, e.what());
         }
         problem_->key = key;
-        problem_->plan = plan_memory(problem_->memory, capacity_, request.rounds);
+        problem_->plan = plan_memory(problem_->memory, capacity_, request.rounds, problem_->strict);
         // The PyTorch part: all but the shared buffers, which the reference's call never meets
         // where its outputs wait on the host.
         const MemoryPlan& plan = problem_->plan;

@@ -326,7 +326,9 @@ class Harness {
         if (b.export_outputs) {
             if (!d.is_cuda() || b.timed || b.null_model)
                 throw ProtocolError("outputs are exported only from untimed model calls on a GPU");
-            export_pool_ = std::make_unique<RequestPool>();
+            // Released with the next request, its own segments only: the sandbox's cache for
+            // its timed calls stays warm, as the candidate's does.
+            export_pool_ = std::make_unique<RequestPool>(false);
         }
         protocol::CallsDone done;
         done.nonce = b.nonce;

@@ -48,7 +48,9 @@ class SharedBuffer : public std::enable_shared_from_this<SharedBuffer> {
 // was given. Its memory goes with it.
 class RequestPool {
   public:
-    RequestPool();
+    // empty_all: its release empties PyTorch's whole cache (the judge's, whose checks' memory
+    // goes back too); else only the pool's own segments go.
+    explicit RequestPool(bool empty_all = true);
     ~RequestPool();
     RequestPool(const RequestPool&) = delete;
     RequestPool& operator=(const RequestPool&) = delete;
@@ -69,6 +71,7 @@ class RequestPool {
     void exit();
     py::object pool_;
     py::object context_;
+    bool empty_all_ = true;
 };
 
 // Returns the device memory PyTorch's allocator caches but does not use (torch.cuda.empty_cache).

@@ -125,6 +125,12 @@ TEST(MemoryPlan, AReferenceThatChangesItsInputsRunsOnACopyInTheJudge) {
     EXPECT_EQ(p.judge, pure + m.inputs);
 }
 
+TEST(MemoryPlan, OutsideStrictModeTheJudgeMakesTheReferencesOutputs) {
+    MemoryPlan p = plan_memory(relu(), 80 * kGiB, true, false);
+    EXPECT_FALSE(p.reference_exports);
+    EXPECT_EQ(p.judge, 18 * kGiB + kJudgeWorkingBytes);
+}
+
 TEST(MemoryPlan, ACallPeakBelowTheOutputsCountsTheOutputs) {
     ProblemMemory m = relu();
     m.call_peak = 0;  // a CPU judge measures no peak
