@@ -28,6 +28,20 @@ namespace {
 using protocol::FaultError;
 using protocol::FaultKind;
 
+// KBENCH_DEBUG_MEMORY: the judge's device memory at a step, on its stderr.
+void debug_memory(const std::string& where) {
+    static const bool on = std::getenv("KBENCH_DEBUG_MEMORY") != nullptr;
+    if (!on) return;
+    py::module_ memory = py::module_::import("kbench_worker.memory");
+    SharedDeviceBytes shared = shared_device_bytes();
+    constexpr double gib = double(std::uint64_t(1) << 30);
+    std::fprintf(stderr,
+                 "kbench judge memory %s: reserved %.2f (peak %.2f), shared %.2f (peak %.2f) GiB\n",
+                 where.c_str(), double(memory.attr("reserved")().cast<std::uint64_t>()) / gib,
+                 double(memory.attr("peak_reserved")().cast<std::uint64_t>()) / gib,
+                 double(shared.live) / gib, double(shared.peak) / gib);
+}
+
 // The share of timed calls whose outputs are compared with the reference, chosen in secret.
 constexpr double kCheckedShare = 0.2;
 
@@ -68,6 +82,7 @@ class TimedCalls : public timing::RemoteCalls {
             last_.push_back(std::move(pending));
         }
         inputs_step.reset();
+        if (first < 3) debug_memory("timed " + std::to_string(first) + " inputs made");
         for (Pending& pending : last_) {
             if (p.strict) pending.inputs = &pending.fresh;  // now that last_ holds them for good
             calls.push_back({pending.inputs, s_.p_.outputs});
@@ -100,8 +115,10 @@ class TimedCalls : public timing::RemoteCalls {
                 pending.inputs = nullptr;
             }
         }
+        if (first < 3) debug_memory("timed " + std::to_string(first) + " replied");
         for (std::size_t i = 0; i < last_.size(); ++i)
             if (last_[i].checked) check(i);
+        if (first < 3) debug_memory("timed " + std::to_string(first) + " checked");
         s_.exchange_.release_request();
         // The calls' inputs go back to the device: the next request's are made before its own
         // (on a problem of 6 GiB inputs, 6 GiB less for the judge to hold beside them). A check
@@ -171,6 +188,7 @@ class TimedCalls : public timing::RemoteCalls {
                                         ? s_.reference_outputs(pending.fresh)
                                         : run_reference_on_copy(s_.p_, *pending.inputs, s_.device_);
         ++checked_;
+        debug_memory("timed call " + std::to_string(pending.index) + " reference made");
         // The claims were read with the reply; the judge compares its own copy of the outputs.
         std::string where = "timed call " + std::to_string(pending.index);
         CompareResult stats;
@@ -432,6 +450,7 @@ std::size_t CandidateSession::memory_budget() const {
 
 json CandidateSession::memory_report(const CandidateSession* reference) const {
     if (!device_.is_cuda()) return json();
+    debug_memory("report");
     py::module_ memory = py::module_::import("kbench_worker.memory");
     std::uint64_t judge =
         memory.attr("peak_reserved")().cast<std::uint64_t>() + shared_device_bytes().peak;
@@ -642,6 +661,7 @@ protocol::CorrectnessChecked CandidateSession::correctness(
             reference = &kb.second;
         }
         exchange_.set_where("trial " + std::to_string(t));
+        debug_memory("trial " + std::to_string(t) + " inputs and reference made");
         scale_deadlines();
         std::optional<StepTimes::Scope> step(std::in_place, steps_, "requests");
         auto outcome = allocating([&] {
@@ -657,6 +677,7 @@ protocol::CorrectnessChecked CandidateSession::correctness(
         // decides (strict mode; the reference harness has no such step).
         if (!failure.empty() && p_.strict && stats.values_compared)
             failure = arbitrate(0, *inputs, *reference, where, failure, arbitration);
+        debug_memory("trial " + std::to_string(t) + " checked");
         exchange_.release_request();
         out.max_abs_diff = std::max(out.max_abs_diff, stats.max_abs_diff);
         out.max_rel_diff = std::max(out.max_rel_diff, stats.max_rel_diff);

@@ -315,9 +315,8 @@ class Harness {
 
     protocol::CallsDone call(const protocol::CallBatch& b, std::vector<int>& fds) {
         if (!model_ && !b.null_model) throw ProtocolError("no candidate loaded");
-        // The last request's exported outputs go now: one request's at a time.
+        // The last request's exported outputs go back to the pool now: one request's at a time.
         exported_.clear();
-        export_pool_.reset();
         for (std::uint64_t id : b.drop_slots) slots_.erase(id);
         take_slots(b.new_slots, fds);
         if (b.transient)
@@ -326,9 +325,14 @@ class Harness {
         if (b.export_outputs) {
             if (!d.is_cuda() || b.timed || b.null_model)
                 throw ProtocolError("outputs are exported only from untimed model calls on a GPU");
-            // Released with the next request, its own segments only: the sandbox's cache for
-            // its timed calls stays warm, as the candidate's does.
-            export_pool_ = std::make_unique<RequestPool>(false);
+            // From the first such request on, every allocation of this sandbox (the
+            // reference's: no candidate runs here) comes from one pool of memory with
+            // descriptors: its outputs can be exported where they lie, and its timed calls use
+            // the same warm cache, so that nothing is held twice.
+            if (!export_pool_) {
+                export_pool_ = std::make_unique<RequestPool>(false);
+                export_pool_->enter_for_good();
+            }
         }
         protocol::CallsDone done;
         done.nonce = b.nonce;
@@ -354,8 +358,6 @@ class Harness {
             timer_->start();
             if (b.null_model)
                 result = null_result(targets);
-            else if (export_pool_)
-                result = export_pool_->within([&] { return model_(*args); });
             else
                 result = model_(*args);
             // On a CPU the copy of the outputs into the judge's buffers is part of the call: its
@@ -378,7 +380,7 @@ class Harness {
             double event_us = timer_->has_stream_clock() ? timer_->stream_elapsed_us() : host_us;
             if (!taken) taken = take_outputs(result, targets);
             protocol::CallResult r = report(*taken, inputs, targets);
-            if (export_pool_) export_outputs(taken->flat, r);
+            if (b.export_outputs) export_outputs(taken->flat, r);
             d.synchronize();
             kernel_activity::mark(kernel_activity::Window::kbench, ended + 1,
                                   kernel_activity::now());
@@ -413,10 +415,8 @@ class Harness {
                 t.is_contiguous() ? SharedBuffer::segment_of(t, offset) : nullptr;
             if (!segment) {
                 // An input, a parameter, a view across memory of others: a copy of its own.
-                at::Tensor copy = export_pool_->within([&] {
-                    return at::empty(t.sizes(),
-                                     t.options().memory_format(at::MemoryFormat::Contiguous));
-                });
+                at::Tensor copy =
+                    at::empty(t.sizes(), t.options().memory_format(at::MemoryFormat::Contiguous));
                 undispatched_copy(copy, t);
                 t = copy;
                 segment = SharedBuffer::segment_of(t, offset);
@@ -436,8 +436,9 @@ class Harness {
     std::unique_ptr<timing::TimingDevice> timer_;
     std::map<std::uint64_t, std::unique_ptr<MappedBuffer>> slots_;
     std::vector<std::uint64_t> request_slots_;  // dropped after the reply
-    // export_outputs: the pool the call's memory came from and the outputs in it, until the next
-    // request; the descriptors of the reply being made (the pool's: not to be closed).
+    // export_outputs: the pool every allocation comes from once the first such request came, the
+    // outputs exported until the next request, the descriptors of the reply being made (the
+    // pool's: not to be closed).
     std::unique_ptr<RequestPool> export_pool_;
     std::vector<at::Tensor> exported_;
     std::vector<int> reply_fds_;

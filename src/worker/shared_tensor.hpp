@@ -66,6 +66,9 @@ class RequestPool {
         return make();
     }
 
+    // Every later device allocation of this thread goes to the pool, for the process's life.
+    void enter_for_good() { enter(); }
+
   private:
     void enter();
     void exit();
