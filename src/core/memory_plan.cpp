@@ -21,7 +21,8 @@ ProblemMemory ProblemMemory::from_json(const json& j) {
             f.flag("modifies_inputs")};
 }
 
-MemoryPlan plan_memory(const ProblemMemory& problem, std::uint64_t device_bytes, bool rounds) {
+MemoryPlan plan_memory(const ProblemMemory& problem, std::uint64_t device_bytes, bool rounds,
+                       bool strict) {
     MemoryPlan plan;
     plan.problem = problem;
     plan.rounds = rounds;
@@ -43,8 +44,12 @@ MemoryPlan plan_memory(const ProblemMemory& problem, std::uint64_t device_bytes,
         // wait on the host instead (outputs_on_host: slower, one copy each way per check).
         plan.judge_shared = out;
         std::uint64_t base = problem.parameters + in + copy + kJudgeWorkingBytes;
-        plan.judge = base + call + out;
-        if (!plan.fits()) {
+        // With rounds, the reference's own sandbox makes the reference's outputs in its own
+        // share (its call's memory, kept until its next request) and the judge maps them: the
+        // judge holds the inputs and the candidate's outputs, not the reference's call.
+        plan.reference_exports = rounds && strict && !problem.modifies_inputs;
+        plan.judge = base + (plan.reference_exports ? 0 : call) + out;
+        if (!plan.fits() && !plan.reference_exports) {
             plan.outputs_on_host = true;
             plan.judge = base + std::max(call, out);
         }
@@ -95,6 +100,7 @@ json MemoryPlan::to_json() const {
                 {"judge_bound", judge_bound(problem)},
                 {"transient", transient},
                 {"outputs_on_host", outputs_on_host},
+                {"reference_exports", reference_exports},
                 {"reference_sandbox", reference_sandbox},
                 {"candidate_sandbox", candidate_sandbox},
                 {"contexts", contexts},

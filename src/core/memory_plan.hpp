@@ -46,6 +46,9 @@ struct MemoryPlan {
     std::uint64_t judge_shared = 0;  // of which shared buffers (outside PyTorch's allocator)
     bool transient = false;          // each request's inputs and outputs live for that request only
     bool outputs_on_host = false;  // transient, and only so it fits: reference outputs on the host
+    // Transient with rounds, for a reference that leaves its inputs alone: the reference's own
+    // sandbox makes the reference's outputs in its share and the judge maps them (strict mode).
+    bool reference_exports = false;
     std::uint64_t reference_sandbox = 0;
     std::uint64_t candidate_sandbox = 0;  // its estimate; it may use whatever the others leave
     std::uint64_t contexts = 0;           // CUDA contexts, all processes together
@@ -75,7 +78,10 @@ constexpr std::uint64_t kTransientBytes = 64 * kMiB;
 // H100 with CUDA 13).
 constexpr std::uint64_t kContextBytes = 640 * kMiB;
 
-MemoryPlan plan_memory(const ProblemMemory& problem, std::uint64_t device_bytes, bool rounds);
+// strict: kbench's mode, where the reference's own sandbox may make the reference's outputs
+// (reference_exports); otherwise the judge makes them.
+MemoryPlan plan_memory(const ProblemMemory& problem, std::uint64_t device_bytes, bool rounds,
+                       bool strict = true);
 
 // What the judge may hold of the device for a problem: 1.25 x (one call's inputs and outputs)
 // + 1 GiB.

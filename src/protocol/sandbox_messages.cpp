@@ -109,10 +109,15 @@ CallSpec CallSpec::from_json(const json& j) {
 }
 
 json CallBatch::to_json() const {
-    return json{{"nonce", nonce},           {"new_slots", list_json(new_slots)},
-                {"drop_slots", drop_slots}, {"calls", list_json(calls)},
-                {"timed", timed},           {"poison", poison},
-                {"null_model", null_model}, {"transient", transient}};
+    return json{{"nonce", nonce},
+                {"new_slots", list_json(new_slots)},
+                {"drop_slots", drop_slots},
+                {"calls", list_json(calls)},
+                {"timed", timed},
+                {"poison", poison},
+                {"null_model", null_model},
+                {"transient", transient},
+                {"export_outputs", export_outputs}};
 }
 
 CallBatch CallBatch::from_json(const json& j) {
@@ -126,27 +131,37 @@ CallBatch CallBatch::from_json(const json& j) {
     b.poison = f.flag("poison");
     b.null_model = f.flag("null_model");
     b.transient = f.flag("transient");
+    b.export_outputs = f.flag("export_outputs");
     if (b.calls.empty()) throw ProtocolError("a call request with no calls");
     return b;
 }
 
 json OutputReport::to_json() const {
-    return json{{"is_tensor", is_tensor},
-                {"plain", plain},
-                {"type", type},
-                {"shape", shape},
-                {"dtype", dtype},
-                {"device", device},
-                {"aliases_input", aliases_input},
-                {"copied", copied},
-                {"digest", digest}};
+    json j{{"is_tensor", is_tensor},
+           {"plain", plain},
+           {"type", type},
+           {"shape", shape},
+           {"dtype", dtype},
+           {"device", device},
+           {"aliases_input", aliases_input},
+           {"copied", copied},
+           {"digest", digest}};
+    j["exported"] = exported ? json{{"buffer", exported->to_json()}, {"offset", exported_offset}}
+                             : json(nullptr);
+    return j;
 }
 
 OutputReport OutputReport::from_json(const json& j) {
     Fields f(j, "output report");
-    return {f.flag("is_tensor"),        f.flag("plain"),  f.text("type"),
-            f.integers("shape"),        f.text("dtype"),  f.text("device"),
-            f.integer("aliases_input"), f.flag("copied"), f.integer("digest")};
+    OutputReport o{f.flag("is_tensor"),        f.flag("plain"),  f.text("type"),
+                   f.integers("shape"),        f.text("dtype"),  f.text("device"),
+                   f.integer("aliases_input"), f.flag("copied"), f.integer("digest")};
+    if (!f.any("exported").is_null()) {
+        Fields e(f.object("exported"), "exported output");
+        o.exported = Buffer::from_json(e.object("buffer"));
+        o.exported_offset = e.count("offset");
+    }
+    return o;
 }
 
 json CallResult::to_json() const {

@@ -5,6 +5,7 @@
 // clock) and treats the rest as a description.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -110,6 +111,10 @@ struct CallBatch {
     bool poison = false;  // poison freed blocks of the output sizes before each call
     bool null_model = false;
     bool transient = false;  // new_slots are this request's: the sandbox drops them after its reply
+    // The outputs stay where the call made them, in device memory with descriptors of its own
+    // that the reply carries (OutputReport::exported), until the sandbox's next request: the
+    // reference's own sandbox makes the reference's outputs for the judge so (a GPU only).
+    bool export_outputs = false;
 
     json to_json() const;
     static CallBatch from_json(const json& j);
@@ -126,6 +131,9 @@ struct OutputReport {
     std::int64_t aliases_input = -1;  // the input whose memory it shares, or -1
     bool copied = false;
     std::int64_t digest = 0;  // of the judge's buffer once copied into (on a CPU), else 0
+    // With export_outputs: the memory that holds the output, contiguous, from offset on.
+    std::optional<Buffer> exported;
+    std::uint64_t exported_offset = 0;
 
     json to_json() const;
     static OutputReport from_json(const json& j);

@@ -334,7 +334,8 @@ void Evaluator::prepare(const ProblemSpec& problem) {
 
 void Evaluator::plan_memory_for(const protocol::ProblemPrepared& prepared) {
     const CheckConfig& c = options_.config;
-    plan_ = plan_memory(prepared.memory, prepared.device_bytes, c.measure && c.timing.rounds());
+    plan_ = plan_memory(prepared.memory, prepared.device_bytes, c.measure && c.timing.rounds(),
+                        c.mode == Mode::strict);
     // A CPU's memory is the machine's: planned (the audit shows it), never refused.
     if (device_info_.value("type", "") != "cuda") return;
     detail("  memory plan: " + plan_->needs_text());
@@ -504,6 +505,8 @@ void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& cand
                                                       reference_scratch, reference_env,
                                                       options_.policy.lockdown(reference_scratch)});
         };
+        context.reference_first =
+            plan_ && plan_->reference_exports && device_info_.value("type", "") == "cuda";
         context.start_reference = [&]() -> std::pair<int, std::int64_t> {
             context.prestart_reference();
             reference_attached = true;

@@ -193,7 +193,11 @@ PhaseOutcome load_phase(PhaseContext& c, const std::string& candidate_file) {
     return std::nullopt;
 }
 
+static PhaseOutcome attach_reference(PhaseContext& c, const char* phase);
+
 PhaseOutcome correctness_phase(PhaseContext& c) {
+    if (c.reference_first && c.config.timing.rounds() && c.start_reference)
+        if (auto o = attach_reference(c, "correctness")) return o;
     auto reply = c.judge.correctness({c.config.limits.correctness_s});
     if (!reply.ok()) return decide_fault(*reply.fault, "correctness", c);
     const protocol::CorrectnessChecked& r = *reply.value;
@@ -216,7 +220,9 @@ PhaseOutcome correctness_phase(PhaseContext& c) {
 
 // The reference's own sandbox beside the candidate's, for rounds. Whatever fails there is
 // kbench's, not the candidate's: an infra_error.
-static PhaseOutcome attach_reference(PhaseContext& c) {
+static PhaseOutcome attach_reference(PhaseContext& c, const char* phase) {
+    if (c.reference_attached) return std::nullopt;
+    c.reference_attached = true;
     auto start = sandbox::Clock::now();
     auto [socket, pid] = c.start_reference();
     double started_s = seconds_since(start);
@@ -224,7 +230,7 @@ static PhaseOutcome attach_reference(PhaseContext& c) {
     auto harness = [&](const protocol::Fault& f) {
         return decide_fault({protocol::FaultKind::harness,
                              "the reference's own sandbox (the baseline of rounds): " + f.message},
-                            "timing", c);
+                            phase, c);
     };
     auto attached = c.judge.attach(
         {pid, l.load_s, l.call_factor, l.call_floor_s, l.first_call_s, true}, socket);
@@ -240,7 +246,7 @@ static PhaseOutcome attach_reference(PhaseContext& c) {
 
 PhaseOutcome timing_phase(PhaseContext& c) {
     if (c.config.timing.rounds() && c.start_reference) {
-        if (auto o = attach_reference(c)) return o;
+        if (auto o = attach_reference(c, "timing")) return o;
         // Both sides on one core: only where both are sandboxes (a baseline timed apart runs
         // in the judge).
         if (c.pin_for_timing) c.pin_for_timing();

@@ -40,6 +40,10 @@ struct PhaseContext {
     // start_reference, by a caller that will time in rounds.
     std::function<void()> prestart_reference = {};
     std::string reference_file = {};
+    // The reference's own sandbox makes the reference's outputs (the memory plan's
+    // reference_exports): it is attached before the correctness phase, not the timing.
+    bool reference_first = false;
+    bool reference_attached = false;
     // Pins both sandboxes to the device's timing core, once both are loaded and
     // before the candidate is timed; may be empty.
     std::function<void()> pin_for_timing = {};

@@ -28,6 +28,20 @@ namespace {
 using protocol::FaultError;
 using protocol::FaultKind;
 
+// KBENCH_DEBUG_MEMORY: the judge's device memory at a step, on its stderr.
+void debug_memory(const std::string& where) {
+    static const bool on = std::getenv("KBENCH_DEBUG_MEMORY") != nullptr;
+    if (!on) return;
+    py::module_ memory = py::module_::import("kbench_worker.memory");
+    SharedDeviceBytes shared = shared_device_bytes();
+    constexpr double gib = double(std::uint64_t(1) << 30);
+    std::fprintf(stderr,
+                 "kbench judge memory %s: reserved %.2f (peak %.2f), shared %.2f (peak %.2f) GiB\n",
+                 where.c_str(), double(memory.attr("reserved")().cast<std::uint64_t>()) / gib,
+                 double(memory.attr("peak_reserved")().cast<std::uint64_t>()) / gib,
+                 double(shared.live) / gib, double(shared.peak) / gib);
+}
+
 // The share of timed calls whose outputs are compared with the reference, chosen in secret.
 constexpr double kCheckedShare = 0.2;
 
@@ -68,6 +82,7 @@ class TimedCalls : public timing::RemoteCalls {
             last_.push_back(std::move(pending));
         }
         inputs_step.reset();
+        if (first < 3) debug_memory("timed " + std::to_string(first) + " inputs made");
         for (Pending& pending : last_) {
             if (p.strict) pending.inputs = &pending.fresh;  // now that last_ holds them for good
             calls.push_back({pending.inputs, s_.p_.outputs});
@@ -100,8 +115,10 @@ class TimedCalls : public timing::RemoteCalls {
                 pending.inputs = nullptr;
             }
         }
+        if (first < 3) debug_memory("timed " + std::to_string(first) + " replied");
         for (std::size_t i = 0; i < last_.size(); ++i)
             if (last_[i].checked) check(i);
+        if (first < 3) debug_memory("timed " + std::to_string(first) + " checked");
         s_.exchange_.release_request();
         // The calls' inputs go back to the device: the next request's are made before its own
         // (on a problem of 6 GiB inputs, 6 GiB less for the judge to hold beside them). A check
@@ -162,13 +179,16 @@ class TimedCalls : public timing::RemoteCalls {
             // the reference's call.
             if (s_.exchange_.transient() && s_.p_.plan.outputs_on_host)
                 s_.exchange_.outputs_to_host(position);
-            pending.fresh = make_call_inputs(s_.p_, pending.seed, s_.device_);
+            // In a request pool where the reference's own sandbox takes them, without a copy.
+            pending.fresh =
+                make_call_inputs(s_.p_, pending.seed, s_.device_, s_.reference_maker_ != nullptr);
             pending.inputs = &pending.fresh;
         }
         ReferenceOutput reference = s_.p_.strict
-                                        ? run_reference(s_.p_, pending.fresh, s_.device_)
+                                        ? s_.reference_outputs(pending.fresh)
                                         : run_reference_on_copy(s_.p_, *pending.inputs, s_.device_);
         ++checked_;
+        debug_memory("timed call " + std::to_string(pending.index) + " reference made");
         // The claims were read with the reply; the judge compares its own copy of the outputs.
         std::string where = "timed call " + std::to_string(pending.index);
         CompareResult stats;
@@ -253,10 +273,11 @@ class WatchedCalls : public timing::RemoteCalls {
         auto start = StepTimes::Clock::now();
         if (++requests_ % 32 == 0) other_.refresh();
         double before = other_.seconds();
+        double excluded_before = excluded_s_;
         auto watched = StepTimes::Clock::now();
         timing::RequestRecord r = calls_.run(first, count);
         auto back = StepTimes::Clock::now();
-        other_cpu_s_ += std::max(0.0, other_.seconds() - before);
+        other_cpu_s_ += std::max(0.0, other_.seconds() - before - (excluded_s_ - excluded_before));
         watch_s_ +=
             std::chrono::duration<double>(watched - start + StepTimes::Clock::now() - back).count();
         wall_s_ += r.wall_us * 1e-6;
@@ -265,6 +286,18 @@ class WatchedCalls : public timing::RemoteCalls {
     bool has_stream_clock() const override { return calls_.has_stream_clock(); }
 
     double other_cpu_s() const { return other_cpu_s_; }
+    // Work the judge asked of the other side meanwhile (the reference's outputs for a check):
+    // not work beside these requests. Brackets it with the other side's CPU time.
+    template <typename Work>
+    auto asked_of_other(Work&& work) {
+        double before = other_.seconds();
+        struct Count {
+            WatchedCalls& w;
+            double before;
+            ~Count() { w.excluded_s_ += std::max(0.0, w.other_.seconds() - before); }
+        } count{*this, before};
+        return work();
+    }
     // Whether the other side's CPU time is its cgroup's (exact) or its listed processes'.
     bool exact() const { return other_.exact(); }
     long requests() const { return requests_; }
@@ -277,6 +310,7 @@ class WatchedCalls : public timing::RemoteCalls {
     TreeCpu other_;
     long requests_ = 0;
     double other_cpu_s_ = 0;
+    double excluded_s_ = 0;
     double wall_s_ = 0;
     double watch_s_ = 0;
 };
@@ -335,6 +369,62 @@ bool CandidateSession::pooled() const {
     return exchange_.transient() && p_.strict;
 }
 
+ReferenceOutput CandidateSession::reference_outputs(CallInputs& inputs) {
+    // Only for a reference known to leave its inputs as they are: they go on to the candidate.
+    bool leaves_inputs = p_.modifies.size() == inputs.tensors.size();
+    for (bool m : p_.modifies) leaves_inputs = leaves_inputs && !m;
+    if (reference_maker_ && leaves_inputs) {
+        Exchange& maker = reference_maker_->exchange_;
+        maker.set_where(exchange_.where());
+        std::optional<std::vector<at::Tensor>> outputs;
+        try {
+            if (watching_maker_)
+                outputs =
+                    watching_maker_->asked_of_other([&] { return maker.exported_call(inputs); });
+            else
+                outputs = maker.exported_call(inputs);
+        } catch (const FaultError& e) {
+            if (e.rule() == "signalled_kbench") throw;
+            std::string text = e.what();
+            if (e.rule() == "reference_changed_input") {
+                // It changes its inputs after all: the judge makes its outputs, on copies, from
+                // inputs made again from their seed (as run_reference does).
+                p_.modifies.assign(inputs.tensors.size(), true);
+                reference_maker_ = nullptr;
+                inputs = make_call_inputs(p_, inputs.seed, device_, pooled());
+                return run_reference(p_, inputs, device_);
+            }
+            // The reference's sandbox out of memory within its share: the candidate's sandbox
+            // holds memory beyond its own (as for the judge's buffers, blame_memory).
+            if (e.kind() == FaultKind::candidate_raised &&
+                text.find("out of memory") != std::string::npos &&
+                maker.sandbox_peak_bytes() <= p_.plan.reference_sandbox + kGiB / 2 &&
+                reference_maker_ != this)
+                throw FaultError(FaultKind::candidate_raised,
+                                 "the device ran out of memory for the reference's own sandbox "
+                                 "within its share: the candidate's sandbox holds device memory "
+                                 "beyond its own (" +
+                                     text + ")",
+                                 "", exchange_.where());
+            // The plan has no room for the judge to make them itself: kbench's fault.
+            throw FaultError(
+                FaultKind::harness,
+                "the reference's own sandbox, making the reference's outputs: " + text);
+        }
+        if (outputs) {
+            ReferenceOutput r;
+            r.outputs = std::move(*outputs);
+            r.modifies.assign(inputs.tensors.size(), false);
+            for (const at::Tensor& t : r.outputs) r.bytes += std::size_t(t.nbytes());
+            return r;
+        }
+        // An output its sandbox could not export (not a tensor on the device): the judge makes
+        // them from here on.
+        reference_maker_ = nullptr;
+    }
+    return run_reference(p_, inputs, device_);
+}
+
 void CandidateSession::park_on_host(ReferenceOutput& reference) const {
     if (!exchange_.transient()) return;
     // A reference that returns its input, or a view of it, made its output in memory the
@@ -360,6 +450,7 @@ std::size_t CandidateSession::memory_budget() const {
 
 json CandidateSession::memory_report(const CandidateSession* reference) const {
     if (!device_.is_cuda()) return json();
+    debug_memory("report");
     py::module_ memory = py::module_::import("kbench_worker.memory");
     std::uint64_t judge =
         memory.attr("peak_reserved")().cast<std::uint64_t>() + shared_device_bytes().peak;
@@ -370,6 +461,7 @@ json CandidateSession::memory_report(const CandidateSession* reference) const {
                 {"reference_sandbox_peak",
                  reference ? json(reference->exchange_.sandbox_peak_bytes()) : json()},
                 {"device_peak", device},
+                {"reference_outputs_by", reference_maker_ ? "reference_sandbox" : "judge"},
                 {"plan", p_.plan.to_json()}};
 }
 
@@ -538,6 +630,9 @@ std::string CandidateSession::check_call(std::size_t position, const CallInputs&
 protocol::CorrectnessChecked CandidateSession::correctness(
     const protocol::CorrectnessRequest& request) {
     exchange_.set_deadline(request.limit_s, "correctness");
+    if (reference_maker_)
+        reference_maker_->exchange_.set_deadline(request.limit_s,
+                                                 "correctness (the reference's outputs)");
     steps_.clear();
     protocol::CorrectnessChecked out;
     out.trials = p_.trials;
@@ -557,7 +652,8 @@ protocol::CorrectnessChecked CandidateSession::correctness(
                 });
             }
             StepTimes::Scope step(steps_, "reference");
-            fresh_reference = run_reference(p_, fresh, device_);
+            exchange_.set_where("trial " + std::to_string(t));
+            fresh_reference = reference_outputs(fresh);
             park_on_host(fresh_reference);
         } else {
             const auto& kb = public_call(p_, p_.public_trial_seeds[std::size_t(t)], device_);
@@ -565,6 +661,7 @@ protocol::CorrectnessChecked CandidateSession::correctness(
             reference = &kb.second;
         }
         exchange_.set_where("trial " + std::to_string(t));
+        debug_memory("trial " + std::to_string(t) + " inputs and reference made");
         scale_deadlines();
         std::optional<StepTimes::Scope> step(std::in_place, steps_, "requests");
         auto outcome = allocating([&] {
@@ -580,6 +677,7 @@ protocol::CorrectnessChecked CandidateSession::correctness(
         // decides (strict mode; the reference harness has no such step).
         if (!failure.empty() && p_.strict && stats.values_compared)
             failure = arbitrate(0, *inputs, *reference, where, failure, arbitration);
+        debug_memory("trial " + std::to_string(t) + " checked");
         exchange_.release_request();
         out.max_abs_diff = std::max(out.max_abs_diff, stats.max_abs_diff);
         out.max_rel_diff = std::max(out.max_rel_diff, stats.max_rel_diff);
@@ -595,7 +693,7 @@ protocol::CorrectnessChecked CandidateSession::correctness(
         out.kernels = kernels();
     }
     out.steps_s = steps_.seconds();
-    out.memory = memory_report(nullptr);
+    out.memory = memory_report(reference_maker_);
     return out;
 }
 
@@ -638,13 +736,17 @@ std::string CandidateSession::arbitrate(std::size_t position, const CallInputs& 
     struct Elapsed {
         Arbitration& a;
         Exchange& exchange;
+        Exchange* maker;
         Clock::time_point start = Clock::now();
         ~Elapsed() {
             double s = std::chrono::duration<double>(Clock::now() - start).count();
             a.seconds += s;
             exchange.extend_deadline(s);
+            if (maker) maker->extend_deadline(s);
         }
-    } elapsed{a, exchange_};
+    } elapsed{
+        a, exchange_,
+        reference_maker_ && reference_maker_ != this ? &reference_maker_->exchange_ : nullptr};
     // One trial that misses the wider reference too decides the verdict: later ones are not
     // arbitrated, so that a wrong candidate costs no more than one run of the wider reference.
     if (!a.unavailable.empty()) return failure + " (no arbitration: " + a.unavailable + ")";
@@ -697,6 +799,10 @@ protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest&
     exchange_.set_deadline(request.limit_s, "timing");
     steps_.clear();
     if (reference) reference->steps_.clear();
+    struct Unwatch {
+        WatchedCalls*& watching;
+        ~Unwatch() { watching = nullptr; }
+    } unwatch{watching_maker_};
     // The reference harness's protocol flushes with a buffer of its own size.
     if (request.timing.protocol == Mode::kernelbench)
         exchange_.set_flush_bytes(std::size_t(request.timing.kb_flush_bytes));
@@ -721,6 +827,7 @@ protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest&
         reference_calls = std::make_unique<ReferenceCalls>(*reference);
         watched_reference = std::make_unique<WatchedCalls>(*reference_calls, sandbox_pid_);
         watched_candidate = std::make_unique<WatchedCalls>(calls, reference->sandbox_pid_);
+        if (reference_maker_ == reference) watching_maker_ = watched_candidate.get();
         candidate_calls = watched_candidate.get();
         baseline.emplace(timing::RemoteBaseline{*watched_reference, reference->overhead_,
                                                 reference->max_batch_});

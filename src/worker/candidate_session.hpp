@@ -15,6 +15,8 @@
 
 namespace kbench::worker {
 
+class WatchedCalls;
+
 // The judge's evaluation of one candidate in one sandbox: what to hand over, what to take back,
 // on which clock. Every input comes from a seed drawn with a key that exists only here (strict
 // mode), so nothing the candidate sees predicts what comes next.
@@ -44,6 +46,10 @@ class CandidateSession {
     protocol::CandidateTimed timing(const protocol::TimingRequest& request,
                                     CandidateSession* reference = nullptr);
     void detach();
+    // The reference's own sandbox makes the reference's outputs for this session's checks
+    // (a transient problem in strict mode on a GPU, with rounds): the judge holds a request's
+    // inputs and the candidate's outputs, not the reference's call. Null: the judge makes them.
+    void take_references_from(CandidateSession* reference) { reference_maker_ = reference; }
 
     pid_t sandbox_pid() const { return sandbox_pid_; }
     // The process a signal to the judge is charged to while this session runs: its own, or for
@@ -53,6 +59,7 @@ class CandidateSession {
 
   private:
     friend class TimedCalls;
+    friend class WatchedCalls;
 
     // Hands the exchange the call limits for the reference's time as known now.
     void scale_deadlines();
@@ -70,6 +77,14 @@ class CandidateSession {
     json kernels();
 
     std::vector<OutputShape> output_shapes(const ReferenceOutput& reference) const;
+    // The reference's outputs for inputs the judge made (made again from their seed, where the
+    // candidate had them): by the reference's own sandbox where take_references_from said so,
+    // else by the judge.
+    ReferenceOutput reference_outputs(CallInputs& inputs);
+    CandidateSession* reference_maker_ = nullptr;
+    // While the candidate is timed in rounds: what watches the reference's processes beside the
+    // candidate's requests, told of the work the judge asks of them itself.
+    WatchedCalls* watching_maker_ = nullptr;
     // Whether a request's inputs are made in a request pool of their own (a transient problem in
     // strict mode: handed to the sandbox where they lie).
     bool pooled() const;

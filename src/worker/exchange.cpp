@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <set>
+#include <utility>
 
 #include "core/error.hpp"
 #include "core/keyed_seeds.hpp"
@@ -133,7 +134,29 @@ json Exchange::receive() {
             throw FaultError(FaultKind::candidate_overran, call_overran(), "", where_);
         }
         char buffer[1 << 16];
-        ssize_t n = ::read(fd_, buffer, sizeof buffer);
+        ssize_t n = 0;
+        if (accept_fds_) {
+            // Descriptors ride on this reply (exported outputs): taken, and closed unless used.
+            iovec iov{buffer, sizeof buffer};
+            msghdr msg{};
+            msg.msg_iov = &iov;
+            msg.msg_iovlen = 1;
+            alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 64)];
+            msg.msg_control = control;
+            msg.msg_controllen = sizeof control;
+            n = ::recvmsg(fd_, &msg, MSG_CMSG_CLOEXEC);
+            if (n > 0 && (msg.msg_flags & MSG_CTRUNC)) fds_truncated_ = true;
+            if (n > 0)
+                for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+                    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+                    std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                    const int* p = reinterpret_cast<const int*>(CMSG_DATA(c));
+                    received_fds_.insert(received_fds_.end(), p, p + count);
+                }
+        } else {
+            // Descriptors a sandbox sends unasked are dropped by the kernel with the read.
+            n = ::read(fd_, buffer, sizeof buffer);
+        }
         if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
         if (n <= 0) ended("");
         reader_.feed(buffer, std::size_t(n));
@@ -464,6 +487,86 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
         model_calls_.wall_us += outcome.wall_us + outcome.judge_waited_us;
     }
     return outcome;
+}
+
+std::optional<std::vector<at::Tensor>> Exchange::exported_call(const CallInputs& inputs) {
+    refuse_early_data();
+    request_segments_.clear();
+    protocol::CallBatch batch;
+    batch.transient = true;
+    batch.export_outputs = true;
+    std::string random = random_bytes(8);
+    std::memcpy(&batch.nonce, random.data(), sizeof batch.nonce);
+    batch.nonce >>= 1;
+    ++nonce_;
+    batch.drop_slots = std::move(retired_);
+    retired_.clear();
+    std::vector<int> fds;
+    Position pos;  // the request's own: the timed requests' positions stay as they are
+    batch.calls.push_back(hand_over(pos, inputs, batch, fds));
+    device_.synchronize();
+    auto t0 = Clock::now();
+    send(protocol::request_json(batch), fds);
+    struct Received {
+        std::vector<int>& fds;
+        ~Received() {
+            for (int fd : fds)
+                if (fd >= 0) ::close(fd);
+            fds.clear();
+        }
+    } received{received_fds_};
+    accept_fds_ = true;
+    fds_truncated_ = false;
+    json reply;
+    try {
+        reply = receive();
+    } catch (...) {
+        accept_fds_ = false;
+        throw;
+    }
+    accept_fds_ = false;
+    auto done = decode<protocol::CallsDone>(reply);
+    request_segments_.clear();
+    if (done.nonce != batch.nonce || done.results.size() != 1)
+        throw FaultError(FaultKind::harness, "the reference's own sandbox answered another request",
+                         "", where_);
+    ++model_calls_.calls;
+    model_calls_.wall_us += micros_between(t0, Clock::now());
+    if (fds_truncated_)
+        throw FaultError(FaultKind::harness,
+                         "the reference's own sandbox sent more descriptors than a reply holds", "",
+                         where_);
+    check_precision(done.precision);
+    sandbox_peak_bytes_ = std::max(sandbox_peak_bytes_, done.peak_bytes);
+    device_peak_bytes_ = std::max<std::uint64_t>(device_peak_bytes_, device_.used_bytes());
+    for (std::size_t j = 0; j < pos.inputs_handed.size(); ++j)
+        if (pos.inputs_handed[j] && digest_.of(pos.input_views[j]) != *pos.inputs_handed[j])
+            throw FaultError(FaultKind::harness,
+                             "the reference changed input " + std::to_string(j) +
+                                 " in its own sandbox, which it did not in the judge",
+                             "reference_changed_input", where_);
+    std::vector<at::Tensor> outputs;
+    for (const protocol::OutputReport& o : done.results[0].outputs) {
+        if (!o.is_tensor || !o.exported) return std::nullopt;  // the judge makes it itself
+        if (o.exported->kind != "cuda_fd")
+            throw FaultError(FaultKind::harness,
+                             "the reference's own sandbox exported an output that is not device "
+                             "memory",
+                             "", where_);
+        auto index = std::size_t(o.exported->fd_index);
+        if (o.exported->fd_index < 0 || index >= received_fds_.size() || received_fds_[index] < 0)
+            throw FaultError(FaultKind::harness,
+                             "the reference's own sandbox sent an output without its descriptor",
+                             "", where_);
+        int fd = std::exchange(received_fds_[index], -1);
+        auto mapped = std::make_shared<MappedBuffer>(*o.exported, fd, device_);
+        at::Tensor view =
+            mapped->view({0, o.exported_offset, o.shape, row_major_strides(o.shape), o.dtype});
+        // The tensor keeps the mapping: the sandbox lets go of the memory with its next request.
+        outputs.push_back(at::from_blob(
+            view.data_ptr(), view.sizes(), view.strides(), [mapped](void*) {}, view.options()));
+    }
+    return outputs;
 }
 
 const std::vector<at::Tensor>& Exchange::outputs(std::size_t position) const {

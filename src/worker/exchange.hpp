@@ -108,6 +108,11 @@ class Exchange {
     void set_transient(bool on) { transient_ = on; }
     bool transient() const { return transient_; }
     void release_request();
+    // One untimed call by the reference's own sandbox (transient, a GPU), whose outputs stay in
+    // the sandbox's memory, mapped here: the reference's outputs, not held in the judge's
+    // share. The inputs are handed over as for a transient request and must come back
+    // unchanged. Null where an output is not a tensor the sandbox could export.
+    std::optional<std::vector<at::Tensor>> exported_call(const CallInputs& inputs);
     // Lets go of the request's inputs (a request pool's memory goes when its CallInputs does).
     void drop_inputs();
     // A transient request's outputs moved to the host (pinned) and their device buffers
@@ -240,6 +245,9 @@ class Exchange {
     std::uint64_t next_slot_ = 1;
     std::uint64_t nonce_ = 0;
     std::vector<Position> positions_;
+    bool accept_fds_ = false;     // exported_call: the reply carries descriptors
+    bool fds_truncated_ = false;  // some did not fit the reply's control buffer
+    std::vector<int> received_fds_;
     std::vector<std::uint64_t> retired_;                     // slots to drop with the next request
     std::vector<std::shared_ptr<SharedBuffer>> cpu_inputs_;  // this request's memfds
     at::Tensor flush_;  // written before timed requests: the cache holds nothing of theirs

@@ -150,7 +150,7 @@ class Judge {
             throw FaultError(FaultKind::reference, e.what());
         }
         problem_->key = key;
-        problem_->plan = plan_memory(problem_->memory, capacity_, request.rounds);
+        problem_->plan = plan_memory(problem_->memory, capacity_, request.rounds, problem_->strict);
         // The PyTorch part: all but the shared buffers, which the reference's call never meets
         // where its outputs wait on the host.
         const MemoryPlan& plan = problem_->plan;
@@ -236,6 +236,11 @@ class Judge {
         reference_->set_call_limits(request.call_factor, request.call_floor_s,
                                     request.first_call_s);
         reference_->set_memory_share(memory_share(true));
+        // A transient problem in strict mode: the reference's outputs come from its own sandbox,
+        // in its share, for both sessions' checks.
+        bool exports = device_.is_cuda() && problem().strict && problem().plan.reference_exports;
+        session_->take_references_from(exports ? reference_.get() : nullptr);
+        reference_->take_references_from(exports ? reference_.get() : nullptr);
         return reference_->attach(request.limit_s, session_.get());
     }
 
@@ -248,6 +253,7 @@ class Judge {
             }
         }
         reference_.reset();
+        if (session_) session_->take_references_from(nullptr);
         if (session_) session_->detach();
         session_.reset();
         // The arbiter's copy of the model goes back with the candidate that needed it.

@@ -17,6 +17,25 @@ namespace kbench::worker {
 // The inputs of one call, made by the judge: values exactly as get_inputs() gave them (cast to
 // the precision, on the device), never handed to any model.
 struct CallInputs {
+    CallInputs() = default;
+    CallInputs(CallInputs&&) = default;
+    CallInputs(const CallInputs&) = default;
+    CallInputs& operator=(const CallInputs&) = default;
+    // The tensors go before their pool: a pool released first empties its cache while they
+    // still hold its blocks, which then stay reserved until the cache is emptied again (on a
+    // transient problem, a checked timed call's inputs made again beside the dropped ones).
+    CallInputs& operator=(CallInputs&& other) noexcept {
+        if (this == &other) return *this;
+        tensors.clear();
+        values.clear();
+        pool = std::move(other.pool);
+        seed = other.seed;
+        values = std::move(other.values);
+        tensors = std::move(other.tensors);
+        bytes = other.bytes;
+        return *this;
+    }
+
     // The request pool the tensors were made in (transient problems; first, so that it goes
     // last), or null.
     std::shared_ptr<RequestPool> pool;

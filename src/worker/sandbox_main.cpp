@@ -97,7 +97,8 @@ class Harness {
             }
             for (int fd : message->fds)
                 if (fd >= 0) ::close(fd);
-            sandbox::send_message(fd_, reply);
+            sandbox::send_message(fd_, reply, reply_fds_);
+            reply_fds_.clear();
             held_tensors_.clear();
             held_objects_.clear();
             // A transient request's buffers go once it is answered: the judge's memory for one
@@ -314,11 +315,25 @@ class Harness {
 
     protocol::CallsDone call(const protocol::CallBatch& b, std::vector<int>& fds) {
         if (!model_ && !b.null_model) throw ProtocolError("no candidate loaded");
+        // The last request's exported outputs go back to the pool now: one request's at a time.
+        exported_.clear();
         for (std::uint64_t id : b.drop_slots) slots_.erase(id);
         take_slots(b.new_slots, fds);
         if (b.transient)
             for (const protocol::Slot& slot : b.new_slots) request_slots_.push_back(slot.id);
         Device& d = device();
+        if (b.export_outputs) {
+            if (!d.is_cuda() || b.timed || b.null_model)
+                throw ProtocolError("outputs are exported only from untimed model calls on a GPU");
+            // From the first such request on, every allocation of this sandbox (the
+            // reference's: no candidate runs here) comes from one pool of memory with
+            // descriptors: its outputs can be exported where they lie, and its timed calls use
+            // the same warm cache, so that nothing is held twice.
+            if (!export_pool_) {
+                export_pool_ = std::make_unique<RequestPool>(false);
+                export_pool_->enter_for_good();
+            }
+        }
         protocol::CallsDone done;
         done.nonce = b.nonce;
         // Python's collector runs only inside model calls: one that the harness's own allocations
@@ -341,7 +356,10 @@ class Harness {
             kernel_activity::mark(kernel_activity::Window::kbench, own, began);
             auto host0 = HostClock::now();
             timer_->start();
-            result = b.null_model ? null_result(targets) : model_(*args);
+            if (b.null_model)
+                result = null_result(targets);
+            else
+                result = model_(*args);
             // On a CPU the copy of the outputs into the judge's buffers is part of the call: its
             // reads are the first of the outputs' memory, where work the candidate hid behind
             // them (memory it protected and fills from its own fault handler, values made on
@@ -362,6 +380,7 @@ class Harness {
             double event_us = timer_->has_stream_clock() ? timer_->stream_elapsed_us() : host_us;
             if (!taken) taken = take_outputs(result, targets);
             protocol::CallResult r = report(*taken, inputs, targets);
+            if (b.export_outputs) export_outputs(taken->flat, r);
             d.synchronize();
             kernel_activity::mark(kernel_activity::Window::kbench, ended + 1,
                                   kernel_activity::now());
@@ -383,12 +402,46 @@ class Harness {
         return done;
     }
 
+    // Each tensor output where the call made it, if that is a segment of the export pool, else
+    // a copy made there; its segment's descriptor rides on the reply.
+    void export_outputs(const FlatOutput& flat, protocol::CallResult& r) {
+        NoPythonDispatch guard;
+        for (std::size_t i = 0; i < flat.items.size(); ++i) {
+            if (!is_tensor(flat.items[i])) continue;
+            at::Tensor t = THPVariable_Unpack(flat.items[i].ptr());
+            if (!t.is_cuda() || t.numel() == 0) continue;
+            std::size_t offset = 0;
+            std::shared_ptr<SharedBuffer> segment =
+                t.is_contiguous() ? SharedBuffer::segment_of(t, offset) : nullptr;
+            if (!segment) {
+                // An input, a parameter, a view across memory of others: a copy of its own.
+                at::Tensor copy =
+                    at::empty(t.sizes(), t.options().memory_format(at::MemoryFormat::Contiguous));
+                undispatched_copy(copy, t);
+                t = copy;
+                segment = SharedBuffer::segment_of(t, offset);
+                if (!segment) throw ProtocolError("an exported output is not in the export pool");
+            }
+            r.outputs[i].exported = segment->describe(std::int64_t(reply_fds_.size()));
+            r.outputs[i].exported_offset = offset;
+            reply_fds_.push_back(segment->fd());
+            exported_.push_back(t);
+        }
+        device().synchronize();
+    }
+
     int fd_;
     std::optional<Device> device_;
     bool attached_ = false;  // the judge attached it: device, timer and precision set
     std::unique_ptr<timing::TimingDevice> timer_;
     std::map<std::uint64_t, std::unique_ptr<MappedBuffer>> slots_;
     std::vector<std::uint64_t> request_slots_;  // dropped after the reply
+    // export_outputs: the pool every allocation comes from once the first such request came, the
+    // outputs exported until the next request, the descriptors of the reply being made (the
+    // pool's: not to be closed).
+    std::unique_ptr<RequestPool> export_pool_;
+    std::vector<at::Tensor> exported_;
+    std::vector<int> reply_fds_;
     at::ScalarType dtype_ = at::kFloat;
     py::object model_;
     std::vector<py::object> held_objects_;  // a request's results and arguments, until its reply

@@ -15,6 +15,7 @@
 #include <ATen/native/Copy.h>
 
 #ifdef KBENCH_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #endif
@@ -350,7 +351,7 @@ py::object vmm_allocator() {
 
 }  // namespace
 
-RequestPool::RequestPool() {
+RequestPool::RequestPool(bool empty_all) : empty_all_(empty_all) {
     pool_ = py::module_::import("torch.cuda").attr("MemPool")(vmm_allocator().attr("allocator")());
 }
 
@@ -358,6 +359,21 @@ RequestPool::~RequestPool() {
     // CallInputs declares its pool first, so its own tensors are gone by now; the pool's segments
     // go once no tensor holds a block of theirs, at the next emptying of the cache.
     context_ = py::object();
+#ifdef KBENCH_WITH_CUDA
+    if (!empty_all_) {
+        // This pool's segments only: the rest of the cache (a sandbox's for its timed calls)
+        // stays as it was.
+        try {
+            py::tuple id = pool_.attr("id");
+            cudaDeviceSynchronize();
+            c10::cuda::CUDACachingAllocator::emptyCache(
+                {id[0].cast<unsigned long long>(), id[1].cast<unsigned long long>()});
+        } catch (const std::exception&) {
+        }
+        pool_ = py::object();
+        return;
+    }
+#endif
     pool_ = py::object();
     // A pool nobody uses any more keeps its segments in PyTorch's cache until the cache is
     // emptied: they go now, before the next request's are made.

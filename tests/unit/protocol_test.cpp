@@ -40,10 +40,12 @@ TEST(Protocol, SandboxMessagesRoundTrip) {
     t.tensor = tensor();
     b.calls = {{{t, value}, {tensor()}}};
     b.timed = true;
+    b.export_outputs = true;
     json wire = request_json(b);
     EXPECT_EQ(op_of(wire), Op::call);
     CallBatch back = CallBatch::from_json(wire);
     EXPECT_EQ(back.nonce, 99u);
+    EXPECT_TRUE(back.export_outputs);
     EXPECT_EQ(back.new_slots[0].buffer.kind, "memfd");
     EXPECT_EQ(back.calls[0].args[1].value, 7);
     EXPECT_TRUE(back.calls[0].args[0].is_tensor);
@@ -63,6 +65,19 @@ TEST(Protocol, SandboxMessagesRoundTrip) {
     EXPECT_TRUE(done_back.results[0].outputs[0].copied);
     expect_every_field_required<CallResult>(r.to_json(), "call result");
     expect_every_field_required<OutputReport>(r.outputs[0].to_json(), "output report");
+    // The reference's own sandbox's outputs, left where its call made them.
+    OutputReport exported = r.outputs[0];
+    exported.exported = Buffer{"cuda_fd", 0, 1 << 21};
+    exported.exported_offset = 512;
+    OutputReport exported_back = OutputReport::from_json(exported.to_json());
+    ASSERT_TRUE(exported_back.exported);
+    EXPECT_EQ(exported_back.exported->kind, "cuda_fd");
+    EXPECT_EQ(exported_back.exported_offset, 512u);
+    EXPECT_FALSE(OutputReport::from_json(r.outputs[0].to_json()).exported);
+    expect_every_field_required<OutputReport>(exported.to_json(), "output report");
+    json odd = exported.to_json();
+    odd["exported"]["buffer"]["kind"] = "ipc";
+    EXPECT_THROW(OutputReport::from_json(odd), ProtocolError);
     expect_every_field_required<TensorRef>(tensor().to_json(), "tensor");
 }
 
