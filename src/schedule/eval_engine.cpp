@@ -189,8 +189,10 @@ void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink
     if (cpu && !first_run_) {
         first_run_ = true;
         std::vector<EvalItem> first, rest;
+        const auto& lead = items.front().problem;
         for (const auto& item : items)
-            (item.problem.sha256 == items.front().problem.sha256 ? first : rest).push_back(item);
+            (item.problem.level == lead.level && item.problem.id == lead.id ? first : rest)
+                .push_back(item);
         if (!rest.empty()) {
             run(first, sink, on_start);
             run(rest, sink, on_start);

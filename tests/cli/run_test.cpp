@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -233,6 +234,30 @@ TEST(Run, ASecondWriterIsRefusedWithTheHoldersPidAndKillNineFreesTheRun) {
     auto third = kbench::test::run_command(shell(args));
     EXPECT_EQ(third.exit_code, 0) << third.err;
     EXPECT_EQ(by_problem(db)[1].status, "correct");
+    fs::remove_all(dir);
+}
+
+// On the CPU the first problem's candidate is evaluated before the others are built: the first
+// verdict comes after one build, not after all of them.
+TEST(Run, OnTheCpuTheFirstProblemIsEvaluatedBeforeTheRestIsBuilt) {
+    fs::path dir = kbench::make_temp_dir("kbench-test-run-first-");
+    write_problems(dir, 3);
+    // A candidate that is built (the suite's C++ ReLU), a different source for each problem.
+    std::string built_relu = kbench::read_file(
+        fs::path(KBENCH_SOURCE_DIR) / "suite/candidates/cpu/level_1_problem_1_sample_0_kernel.py");
+    for (int id = 1; id <= 3; ++id)
+        write_candidate(dir / "cands", id, 0, built_relu + "# " + std::to_string(id) + "\n");
+    auto args = eval_args(dir, "first", dir / "cands");
+    args.insert(args.end(), {"--no-timing", "-v"});
+    // A cache of its own: every candidate is built in this run.
+    *std::next(std::find(args.begin(), args.end(), "--cache-dir")) = (dir / "cache").string();
+    auto r = kbench::test::run_command(shell(args));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::size_t evaluated = r.err.find("evaluating level_1_problem_1_sample_0_kernel.py");
+    std::size_t built = r.err.find("building level_1_problem_2_sample_0_kernel.py");
+    ASSERT_NE(evaluated, std::string::npos) << r.err;
+    ASSERT_NE(built, std::string::npos) << r.err;
+    EXPECT_LT(evaluated, built) << r.err;
     fs::remove_all(dir);
 }
 
