@@ -157,8 +157,9 @@ int list_problems(const DatasetOptions& o) {
     if (!o.listed.empty()) {
         // Only the named problems, in the dataset's order; each must exist.
         std::set<const dataset::Problem*> named;
+        const std::string spec = dataset_spec(o.selection);
         for (const auto& name : o.listed)
-            named.insert(&dataset::find_problem(problems, name, dataset_spec(o.selection)));
+            named.insert(&dataset::find_problem(problems, name, spec));
         std::vector<dataset::Problem> kept;
         for (const auto& p : problems)
             if (named.count(&p)) kept.push_back(p);
@@ -187,8 +188,8 @@ int show_problem(const DatasetOptions& o) {
     // A malformed name is refused before the dataset is read.
     dataset::parse_problem_name(o.problem);
     auto problems = selected_problems(o.selection, build::find_python(o.python));
-    const dataset::Problem& p =
-        dataset::find_problem(problems, o.problem, dataset_spec(o.selection));
+    const std::string spec = dataset_spec(o.selection);
+    const dataset::Problem& p = dataset::find_problem(problems, o.problem, spec);
     std::cout << "# " << p.label() << "  sha256 " << p.sha256 << "\n# " << p.source << "\n"
               << p.code << (p.code.ends_with("\n") ? "" : "\n");
     return 0;
