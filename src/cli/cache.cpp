@@ -15,10 +15,6 @@ struct CacheOptions {
     std::optional<double> max_gib;  // prune: down to this, else the bound
 };
 
-fs::path cache_folder(const CacheOptions& o) {
-    return fs::absolute(o.cache_dir ? fs::path(*o.cache_dir) : cache_root() / "builds");
-}
-
 void show(const fs::path& root) {
     build::CacheUsage u = build::cache_usage(root);
     std::cout << "build cache " << root.string() << ": " << build::size_text(u.bytes())
@@ -48,7 +44,7 @@ Command add_cache_command(CLI::App& app) {
     CLI::App* clear = cmd->add_subcommand("clear", "Remove every entry of the build cache");
     add_cache_dir_option(clear, o->cache_dir);
     return [o, prune, clear] {
-        fs::path root = cache_folder(*o);
+        fs::path root = build_cache_dir(o->cache_dir);
         if (prune->parsed() || clear->parsed()) {
             std::uintmax_t limit = clear->parsed() ? 0
                                    : o->max_gib ? std::uintmax_t(*o->max_gib * double(1ull << 30))

@@ -25,6 +25,10 @@ void add_cache_dir_option(CLI::App* cmd, std::optional<std::string>& cache_dir) 
     cmd->add_option("--cache-dir", cache_dir, "Build cache (default: ~/.cache/kbench/builds)");
 }
 
+fs::path build_cache_dir(const std::optional<std::string>& cache_dir) {
+    return fs::absolute(cache_dir ? fs::path(*cache_dir) : cache_root() / "builds");
+}
+
 void add_run_options(CLI::App* cmd, RunOptions& o) {
     cmd->add_option("--precision", o.precision, "fp32, fp16 or bf16")->capture_default_str();
     cmd->add_option("--trials", o.trials, "Correctness trials, each on fresh inputs")
@@ -161,7 +165,7 @@ schedule::BuilderOptions make_builder_options(const RunOptions& o,
     b.env = env;
     b.policy = policy;
     // Absolute: workers run in private folders of their own.
-    b.cache_dir = fs::absolute(o.cache_dir ? fs::path(*o.cache_dir) : cache_root() / "builds");
+    b.cache_dir = build_cache_dir(o.cache_dir);
     b.scratch_dir = fs::absolute(scratch);
     // Build supports are large (a precompiled header at three levels) and do not depend on the
     // cache: caches may share one folder of them.

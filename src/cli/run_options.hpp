@@ -46,6 +46,8 @@ void add_run_options(CLI::App* command, RunOptions& options);
 // wherever they apply.
 void add_quiet_flag(CLI::App* command, bool& quiet);
 void add_cache_dir_option(CLI::App* command, std::optional<std::string>& cache_dir);
+// The build cache --cache-dir names (absolute), or the default one.
+fs::path build_cache_dir(const std::optional<std::string>& cache_dir);
 
 // The configuration these options describe, on the given device label ("cpu", "cuda:0").
 CheckConfig make_config(const RunOptions& options, const std::string& device_label);
