@@ -90,13 +90,15 @@ json LoadCandidate::to_json() const {
                 {"slots", list_json(slots)},
                 {"init_args", list_json(init_args)},
                 {"seed", seed},
-                {"precision", precision}};
+                {"precision", precision},
+                {"reference_code", reference_code}};
 }
 
 LoadCandidate LoadCandidate::from_json(const json& j) {
     Fields f(j, "load request");
-    return {f.text("candidate_file"), list_from<Slot>(f, "slots"),
-            list_from<Argument>(f, "init_args"), f.count("seed"), f.text("precision")};
+    return {
+        f.text("candidate_file"), list_from<Slot>(f, "slots"), list_from<Argument>(f, "init_args"),
+        f.count("seed"),          f.text("precision"),         f.text("reference_code")};
 }
 
 json CallSpec::to_json() const {

@@ -84,6 +84,9 @@ struct LoadCandidate {
     std::vector<Argument> init_args;
     std::uint64_t seed = 0;
     std::string precision;
+    // Under KernelBench's mode: the reference's program, run in the candidate's module before
+    // the candidate's own code, as KernelBench runs both in one namespace (empty otherwise).
+    std::string reference_code;
 
     json to_json() const;
     static LoadCandidate from_json(const json& j);

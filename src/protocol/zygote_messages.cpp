@@ -85,12 +85,12 @@ BuilderHello BuilderHello::from_json(const json& j) {
 }
 
 json BuildRequest::to_json() const {
-    return json{{"candidate_file", candidate_file}};
+    return json{{"candidate_file", candidate_file}, {"preamble", preamble}};
 }
 
 BuildRequest BuildRequest::from_json(const json& j) {
     Fields f(j, "build request");
-    return {f.text("candidate_file")};
+    return {f.text("candidate_file"), f.text("preamble")};
 }
 
 std::string_view to_string(BuildOutcome outcome) {

@@ -73,6 +73,7 @@ struct BuilderHello {
 struct BuildRequest {
     static constexpr Op kOp = Op::build;
     std::string candidate_file;
+    std::string preamble;  // run in the candidate's module first (CandidateSpec::preamble)
 
     json to_json() const;
     static BuildRequest from_json(const json& j);

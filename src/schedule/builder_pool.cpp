@@ -6,6 +6,7 @@
 #include "build/cache_usage.hpp"
 #include "build/worker_package.hpp"
 #include "core/error.hpp"
+#include "core/sha256.hpp"
 #include "protocol/zygote_messages.hpp"
 #include "sandbox/lockdown.hpp"
 #include "schedule/sandbox_process.hpp"
@@ -111,6 +112,8 @@ std::string BuilderPool::key(const CandidateSpec& candidate) const {
         const BuildSupportState& s = support();
         if (!s.digest.empty()) target += "\nbuild support " + s.digest;
     }
+    // Its import runs after the preamble, which may change what it builds or whether it loads.
+    if (!candidate.preamble.empty()) target += "\npreamble " + sha256_hex(candidate.preamble);
     std::lock_guard<std::mutex> guard(mutex_);
     return build::BuildCache::key(candidate.code, candidate.backend, options_.precision,
                                   fingerprint_ + "\n" + architectures_ + target);
@@ -374,8 +377,9 @@ build::BuildRecord BuilderPool::run_builder(const CandidateSpec& candidate, cons
     };
     auto reply = wait(process.hello(slice()));
     if (reply.event == Channel::Event::message)
-        reply = wait(
-            process.call(protocol::request_json(protocol::BuildRequest{file.string()}), slice()));
+        reply = wait(process.call(
+            protocol::request_json(protocol::BuildRequest{file.string(), candidate.preamble}),
+            slice()));
     build::BuildRecord record;
     if (reply.event == Channel::Event::timed_out && abandoned_) {
         process.kill();

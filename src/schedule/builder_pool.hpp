@@ -24,6 +24,9 @@ struct CandidateSpec {
     std::string code;
     Backend backend = Backend::cuda;
     std::optional<int> sample_id;
+    // Run in the candidate's module before its code (KernelBench's mode: the reference's
+    // program); empty: the candidate alone.
+    std::string preamble;
 };
 
 // Concurrent builds by default for a device kind ("cpu", "cuda") on a machine of this many

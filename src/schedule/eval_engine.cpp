@@ -29,7 +29,7 @@ ProblemSpec problem_spec(const dataset::Problem& p) {
             p.id ? std::optional<int>(p.id) : std::nullopt};
 }
 
-CandidateSpec candidate_spec(const EvalItem& item) {
+CandidateSpec candidate_spec(const EvalItem& item, Mode protocol) {
     const auto& c = item.candidate;
     fs::path path = c.source;
     // A row of a JSON-lines file has no file name: use KernelBench's run layout name.
@@ -38,6 +38,7 @@ CandidateSpec candidate_spec(const EvalItem& item) {
                "_sample_" + std::to_string(c.sample_id) + "_kernel.py";
     CandidateSpec spec{path, c.code, item.backend, c.sample_id};
     if (item.unsampled) spec.sample_id.reset();
+    if (protocol == Mode::kernelbench) spec.preamble = item.problem.code;
     return spec;
 }
 
@@ -200,7 +201,7 @@ void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink
         }
     }
     std::vector<CandidateSpec> specs;
-    for (const auto& item : items) specs.push_back(candidate_spec(item));
+    for (const auto& item : items) specs.push_back(candidate_spec(item, options_.config.mode));
     // On a CPU, builds would disturb timings: finish them first. On GPUs, build while evaluating.
     std::thread prebuild;
     std::atomic<bool> prebuilding = !cpu;
@@ -376,11 +377,12 @@ void EvalEngine::run(ItemFeed& feed, const VerdictSink& sink, const StartHook& o
     if (!cpu)
         feed.on_push([&](const EvalItem& item) {
             std::lock_guard<std::mutex> guard(builds_mutex);
-            builds.emplace_back([this, &building, spec = candidate_spec(item)] {
-                building.acquire();
-                builds_->prebuild({spec});
-                building.release();
-            });
+            builds.emplace_back(
+                [this, &building, spec = candidate_spec(item, options_.config.mode)] {
+                    building.acquire();
+                    builds_->prebuild({spec});
+                    building.release();
+                });
         });
     try {
         devices_started();
@@ -398,7 +400,7 @@ void EvalEngine::run(ItemFeed& feed, const VerdictSink& sink, const StartHook& o
             while (!InterruptGuard::interrupted()) {
                 auto item = feed.next();
                 if (!item) return;
-                CandidateSpec spec = candidate_spec(*item);
+                CandidateSpec spec = candidate_spec(*item, options_.config.mode);
                 if (on_start) {
                     std::lock_guard<std::mutex> guard(sink_mutex);
                     on_start(*item);

@@ -29,7 +29,9 @@ struct EvalItem {
 
 // What the evaluator needs of an item's problem and candidate.
 ProblemSpec problem_spec(const dataset::Problem& problem);
-CandidateSpec candidate_spec(const EvalItem& item);
+// Under KernelBench's mode the candidate's module starts with the reference's program, as
+// KernelBench runs both in one namespace (a candidate may use its Model or its constants).
+CandidateSpec candidate_spec(const EvalItem& item, Mode protocol = Mode::strict);
 
 // The key a verdict of this problem, candidate, backend and configuration is stored under.
 std::string item_key(const dataset::Problem& problem, const dataset::Candidate& candidate,

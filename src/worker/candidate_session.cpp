@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 
@@ -573,6 +574,26 @@ bool CandidateSession::compiling() const {
     return false;
 }
 
+std::string CandidateSession::reference_name_hint(const std::string& error) const {
+    // Python's "name 'X' is not defined", for a name the reference's program defines.
+    static const std::string_view tail = "' is not defined";
+    if (!p_.strict) return {};
+    std::size_t end = error.find(tail);
+    std::size_t begin = end == std::string::npos ? end : error.rfind("name '", end);
+    if (begin == std::string::npos) return {};
+    std::string name = error.substr(begin + 6, end - begin - 6);
+    if (name.empty() || name.size() > 200 ||
+        !std::all_of(name.begin(), name.end(),
+                     [](unsigned char c) { return std::isalnum(c) || c == '_'; }) ||
+        !py::hasattr(p_.module, name.c_str()))
+        return {};
+    return "\n`" + name +
+           "` is the reference's: KernelBench runs the candidate in the reference's namespace, "
+           "kbench's strict mode runs it in a module of its own. Define `" +
+           name +
+           "` in the candidate (copy it from the reference), or evaluate with --mode kernelbench.";
+}
+
 void CandidateSession::load(const protocol::LoadRequest& request) {
     exchange_.set_deadline(request.limit_s, "load");
     folder_ = fs::path(request.candidate_file).parent_path();
@@ -580,6 +601,7 @@ void CandidateSession::load(const protocol::LoadRequest& request) {
     load.candidate_file = request.candidate_file;
     load.seed = p_.seed;
     load.precision = p_.precision;
+    if (!p_.strict) load.reference_code = p_.code;
     std::vector<int> fds;
     std::vector<std::shared_ptr<SharedBuffer>> keep;
     for (py::handle value : p_.init_values) {
@@ -601,7 +623,14 @@ void CandidateSession::load(const protocol::LoadRequest& request) {
         load.init_args.push_back(arg);
     }
     device_.synchronize();
-    exchange_.request<protocol::Empty>(load, fds);
+    try {
+        exchange_.request<protocol::Empty>(load, fds);
+    } catch (const protocol::FaultError& e) {
+        std::string hint = reference_name_hint(e.what());
+        if (e.kind() != protocol::FaultKind::candidate_load || hint.empty()) throw;
+        protocol::Fault f = e.fault();
+        throw protocol::FaultError(f.kind, f.message + hint, f.rule, f.where);
+    }
     check_signals(blamed_pid());
     processes_at_load_ = sandbox::descendants_of(sandbox_pid_).size();
 }

@@ -31,6 +31,9 @@ class CandidateSession {
     protocol::SandboxAttached attach(double limit_s,
                                      const CandidateSession* measured_like = nullptr);
     void load(const protocol::LoadRequest& request);
+    // What to do when the candidate's load failed on a name only the reference defines (strict
+    // mode): empty when it did not.
+    std::string reference_name_hint(const std::string& error) const;
     // Deadlines of requests of model calls, scaled to the reference's own time (PhaseLimits).
     void set_call_limits(double factor, double floor_s, double first_s) {
         call_factor_ = factor;

@@ -17,17 +17,23 @@ py::module_ exec_module(const std::string& code, const std::string& module_name,
     return module;
 }
 
-py::module_ import_file(const std::string& path, const std::string& module_name) {
+py::module_ import_file(const std::string& path, const std::string& module_name,
+                        const std::string& preamble) {
     py::module_ util = py::module_::import("importlib.util");
     py::object spec = util.attr("spec_from_file_location")(module_name, path);
     py::module_ module = util.attr("module_from_spec")(spec);
     py::module_::import("sys").attr("modules")[py::str(module_name)] = module;
+    if (!preamble.empty()) {
+        py::module_ builtins = py::module_::import("builtins");
+        builtins.attr("exec")(builtins.attr("compile")(preamble, "<reference>", "exec"),
+                              module.attr("__dict__"));
+    }
     spec.attr("loader").attr("exec_module")(module);
     return module;
 }
 
-py::module_ import_candidate(const std::string& path) {
-    return import_file(path, "kbench_candidate");
+py::module_ import_candidate(const std::string& path, const std::string& preamble) {
+    return import_file(path, "kbench_candidate", preamble);
 }
 
 py::module_ rules() {

@@ -12,12 +12,16 @@ namespace kbench::worker {
 py::module_ exec_module(const std::string& code, const std::string& module_name,
                         const std::string& filename);
 
-// Imports the file at path as module_name (Triton needs real files to read kernel source).
-py::module_ import_file(const std::string& path, const std::string& module_name);
+// Imports the file at path as module_name (Triton needs real files to read kernel source),
+// with `preamble` (if any) run in the module's namespace first.
+py::module_ import_file(const std::string& path, const std::string& module_name,
+                        const std::string& preamble = "");
 
-// Imports a candidate file as "kbench_candidate". How its extensions are built (builder) or
-// loaded from the verified build (sandbox) is set up first by kbench_worker.extensions.
-py::module_ import_candidate(const std::string& path);
+// Imports a candidate file as "kbench_candidate", after the preamble (KernelBench's mode: the
+// reference's program, whose definitions the candidate may use). How its extensions are built
+// (builder) or loaded from the verified build (sandbox) is set up first by
+// kbench_worker.extensions.
+py::module_ import_candidate(const std::string& path, const std::string& preamble = "");
 
 // KernelBench's rules live in the worker package's Python module kbench_worker.rules; these
 // call it.

@@ -141,6 +141,7 @@ std::unique_ptr<ReferenceProblem> load_reference(const protocol::PrepareProblem&
                                                  const Device& device) {
     auto p = std::make_unique<ReferenceProblem>();
     p->name = request.name.empty() ? "reference" : request.name;
+    p->code = request.code;
     p->precision = request.precision;
     p->dtype = precision_dtype(request.precision);
     p->seed = request.seed;

@@ -63,6 +63,7 @@ struct OutputShape {
 struct ReferenceProblem {
     std::string key;
     std::string name;
+    std::string code;  // the reference's program
     py::module_ module;
     py::object model;
     py::list init_values;  // get_init_inputs() under the seed, for ModelNew(*init)

@@ -211,7 +211,7 @@ class Harness {
         // fails at import is a build failure.
         py::module_ candidate;
         try {
-            candidate = import_candidate(l.candidate_file);
+            candidate = import_candidate(l.candidate_file, l.reference_code);
         } catch (const py::error_already_set& e) {
             std::string text = describe_python_error(e);
             if (text.find("Error building extension") != std::string::npos)
@@ -468,7 +468,7 @@ int builder_main(int fd) {
     protocol::Built reply;
     try {
         auto request = protocol::BuildRequest::from_json(message->body);
-        import_candidate(request.candidate_file);
+        import_candidate(request.candidate_file, request.preamble);
         reply.outcome = protocol::BuildOutcome::ok;
     } catch (const py::error_already_set& e) {
         if (e.matches(extensions.attr("CudaOnCpu"))) {

@@ -368,6 +368,46 @@ class Model2(nn.Module):
     EXPECT_FALSE(verdicts[1]["phases_s"].contains("build")) << verdicts[1]["phases_s"];
 }
 
+TEST_F(Errors, TheReferencesNamesAreTheCandidatesUnderKernelBenchsModeAndExplainedOtherwise) {
+    // KernelBench runs the reference and the candidate in one namespace: a candidate may
+    // subclass its Model and read its constants, at import (so its build sees them too).
+    std::string uses = write("uses_model.py", R"(import torch
+from torch.utils.cpp_extension import load_inline
+ext = load_inline(name="kbench_errors_uses_model", cpp_sources="""
+torch::Tensor f(torch::Tensor x) {
+    x = x.contiguous();
+    auto y = torch::empty_like(x);
+    const float* in = x.data_ptr<float>();
+    float* out = y.data_ptr<float>();
+    for (int64_t i = 0; i < x.numel(); ++i) out[i] = in[i] > 0 ? in[i] : 0;
+    return y;
+}""", functions=["f"])
+assert dim == 4096 and callable(get_inputs)
+
+class ModelNew(Model):
+    def forward(self, x):
+        return ext.f(x)
+)");
+    auto check = [&](const std::string& mode) {
+        return kbench({"check", "--mode", mode, "--device", "cpu", "--python", KBENCH_TEST_PYTHON,
+                       "--cache-dir", (dir_ / "cache").string(), "--json", "--no-timing", "-q",
+                       kFixtures + "/references/relu_small.py", uses});
+    };
+    auto kernelbench = check("kernelbench");
+    EXPECT_EQ(kernelbench.exit_code, 0) << kernelbench.err;
+    std::vector<json> k = kbench::test::json_lines(kernelbench.out);
+    ASSERT_EQ(k.size(), 1u) << kernelbench.out << kernelbench.err;
+    EXPECT_EQ(k[0]["status"], "correct") << k[0]["reason"];
+    auto strict = check("strict");
+    EXPECT_EQ(strict.exit_code, 1) << strict.err;
+    std::vector<json> s = kbench::test::json_lines(strict.out);
+    ASSERT_EQ(s.size(), 1u) << strict.out << strict.err;
+    EXPECT_EQ(s[0]["status"], "load_error");
+    std::string reason = s[0]["reason"];
+    EXPECT_NE(reason.find("`dim` is the reference's"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("--mode kernelbench"), std::string::npos) << reason;
+}
+
 TEST_F(Errors, NoJudgeOnAnyGpuStopsWithWhatToCheck) {
     if (std::system("nvidia-smi -L > /dev/null 2>&1") == 0)
         GTEST_SKIP() << "this machine has a GPU: the judge starts there";
