@@ -23,7 +23,7 @@ Standard library and torch only. Usage:
 """
 
 import argparse
-import concurrent.futures
+import ctypes
 import json
 import os
 import signal
@@ -401,6 +401,94 @@ def gib(x):
     return f"{x / GIB:.2f}" if isinstance(x, (int, float)) else "-"
 
 
+class ProcessMemory(threading.Thread):
+    """Each child's own device memory (context, allocator and anything else it holds), polled
+    through NVML's per-process list (libnvidia-ml, by ctypes; no Python package needed). With
+    several children at once this is what keeps their peaks apart; where NVML cannot list
+    processes (some sandboxed machines) `available` is False and only the allocator's peaks and
+    the device-wide poll remain."""
+
+    class Info(ctypes.Structure):  # nvmlProcessInfo_t, v2/v3 layout
+        _fields_ = [("pid", ctypes.c_uint), ("usedGpuMemory", ctypes.c_ulonglong),
+                    ("gpuInstanceId", ctypes.c_uint), ("computeInstanceId", ctypes.c_uint)]
+
+    def __init__(self, index, period_s):
+        super().__init__(daemon=True)
+        self.ctypes, self.period_s = ctypes, period_s
+        self.peaks, self.total, self.available = {}, None, False
+        self.lock = threading.Lock()
+        self.stop_evt = threading.Event()
+        try:
+            nvml = ctypes.CDLL("libnvidia-ml.so.1")
+            if nvml.nvmlInit_v2() != 0:
+                return
+            handle = ctypes.c_void_p()
+            if nvml.nvmlDeviceGetHandleByIndex_v2(index, ctypes.byref(handle)) != 0:
+                return
+            self.nvml, self.handle = nvml, handle
+            self.list = getattr(nvml, "nvmlDeviceGetComputeRunningProcesses_v3", None) or \
+                nvml.nvmlDeviceGetComputeRunningProcesses_v2
+
+            class Memory(ctypes.Structure):
+                _fields_ = [("total", ctypes.c_ulonglong), ("free", ctypes.c_ulonglong),
+                            ("used", ctypes.c_ulonglong)]
+
+            m = Memory()
+            if nvml.nvmlDeviceGetMemoryInfo(handle, ctypes.byref(m)) == 0:
+                self.total = m.total
+            self.available = self.sample() is not None
+        except (OSError, AttributeError):
+            self.available = False
+
+    def sample(self):
+        c = self.ctypes
+        infos = (self.Info * 256)()
+        count = c.c_uint(256)
+        if self.list(self.handle, c.byref(count), infos) != 0:
+            return None
+        with self.lock:
+            for i in range(count.value):
+                pid, used = infos[i].pid, infos[i].usedGpuMemory
+                if used < (1 << 63):  # NVML_VALUE_NOT_AVAILABLE is all ones
+                    self.peaks[pid] = max(self.peaks.get(pid, 0), used)
+        return count.value
+
+    def take(self, pid):
+        with self.lock:
+            return self.peaks.pop(pid, None)
+
+    def run(self):
+        while not self.stop_evt.wait(self.period_s):
+            self.sample()
+
+
+def input_bytes(rows):
+    """One call's inputs of each problem, from its get_inputs() on PyTorch's meta device (shapes
+    and dtypes only, nothing allocated); None where that fails."""
+    import torch
+
+    need = {}
+    for row in rows:
+        key = (int(row["level"]), int(row["problem_id"]))
+        try:
+            ns = {"__name__": "kernelbench_problem"}
+            with torch.device("meta"):
+                exec(compile(row["code"], f"problem_{key[0]}_{key[1]}", "exec"), ns)
+                inputs = ns["get_inputs"]()
+            need[key] = sum(t.numel() * t.element_size() for t in inputs
+                            if isinstance(t, torch.Tensor))
+        except Exception:  # noqa: BLE001 - a problem that needs a real device: no guess
+            need[key] = None
+    return need
+
+
+def need_guess(inputs, capacity, factor=8.0, floor=2 * GIB):
+    """A guess of what the harness needs for a problem: `factor` x one call's inputs + `floor`
+    (it keeps the inputs, the reference's and the candidate's outputs and copies of them: 7 x the
+    inputs on elementwise problems, measured); the whole device where the inputs are unknown."""
+    return capacity if inputs is None else int(factor * inputs + floor)
+
+
 def run_all(args):
     problems = load_problems(args.jsonl, parse_selection(args.problems) if args.problems else None)
     done = done_keys(args.out)
@@ -414,11 +502,47 @@ def run_all(args):
     t_start = time.monotonic()
     lock = threading.Lock()
     counter = [0]
+    nvml = ProcessMemory(int(args.device.partition(":")[2] or 0), args.poll_ms / 1000.0)
+    if nvml.available:
+        nvml.start()
+    capacity, sizes = None, {}
+    if args.jobs > 1:
+        capacity = int(args.device_memory * GIB) if args.device_memory else nvml.total
+        if capacity is None:
+            raise SystemExit("--jobs above 1 needs NVML (for the device's size) or --device-memory")
+        capacity = int(capacity * 0.92)
+        sizes = input_bytes(todo)
+        # Largest first, so that small problems fill in beside the large ones.
+        todo.sort(key=lambda r: -(sizes.get((int(r["level"]), int(r["problem_id"]))) or 0))
+    cond = threading.Condition()
+    running = {}  # key -> {"need", "shared"}
 
-    def one(row):
-        if args.deadline_s and time.monotonic() - t_start > args.deadline_s:
+    def fits(key):
+        need = need_guess(sizes.get(key), capacity) if capacity else 0
+        if not running:
+            return need
+        if len(running) >= args.jobs or not capacity:
+            return None
+        return need if sum(r["need"] for r in running.values()) + need <= capacity else None
+
+    def one(row, key, need):
+        """Runs in its own thread: the child, then its line (or, out of memory beside others,
+        back on the list to run alone)."""
+        rec = run_child(row, key)
+        with cond:
+            slot = running.pop(key)
+            cond.notify_all()
+        rec["shared_device"] = slot["shared"]
+        rec["retried_alone"] = slot["alone"]
+        if slot["shared"] and rec.get("oom"):
+            with cond:
+                retry.append(row)  # measured again with the device to itself
+                cond.notify_all()
             return
-        key = (int(row["level"]), int(row["problem_id"]))
+        write(rec, key, row)
+
+
+    def run_child(row, key):
         fd, result = tempfile.mkstemp(prefix="harness_peak_", suffix=".json")
         os.close(fd)
         os.remove(result)
@@ -467,7 +591,11 @@ def run_all(args):
         rec["num_perf_trials"] = args.num_perf_trials
         rec["device_memory_gib"] = args.device_memory
         rec["jobs"] = args.jobs  # with more than one, device_peak_used counts the others too
-        status = ("TIMEOUT" if timed_out else "OOM" if rec.get("oom")
+        rec["process_peak_used"] = nvml.take(proc.pid) if nvml.available else None
+        return rec
+
+    def write(rec, key, row):
+        status = ("TIMEOUT" if rec["timeout"] else "OOM" if rec.get("oom")
                   else "ERROR" if rec.get("error") else
                   "correct" if rec.get("correctness") else "incorrect")
         with lock:
@@ -478,12 +606,42 @@ def run_all(args):
             print(f"[{counter[0]}/{len(todo)}] L{key[0]}/P{key[1]} {row.get('name')}: {status} "
                   f"dev_peak={gib(rec.get('device_peak_used'))}GiB "
                   f"alloc={gib(rec.get('max_memory_allocated'))}GiB "
-                  f"resv={gib(rec.get('max_memory_reserved'))}GiB {wall:.1f}s",
+                  f"resv={gib(rec.get('max_memory_reserved'))}GiB "
+                  f"process={gib(rec.get('process_peak_used'))}GiB "
+                  f"{rec['parent_wall_s']:.1f}s{' (beside others)' if rec['shared_device'] else ''}",
                   file=sys.stderr, flush=True)
 
-    with open(args.out, "a", encoding="utf-8") as out:
-        with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
-            list(pool.map(one, todo))
+    retry, threads = [], []
+    pending = list(todo)
+    out = open(args.out, "a", encoding="utf-8")
+    with cond:
+        while pending or retry or running:
+            if args.deadline_s and time.monotonic() - t_start > args.deadline_s:
+                pending.clear()
+                retry.clear()
+            started = False
+            for queue, alone in ((pending, False), (retry, True)):
+                for row in list(queue):
+                    key = (int(row["level"]), int(row["problem_id"]))
+                    need = fits(key)
+                    if need is None or (alone and running):
+                        continue
+                    queue.remove(row)
+                    for r in running.values():
+                        r["shared"] = True
+                    running[key] = {"need": need, "shared": bool(running), "alone": alone}
+                    t = threading.Thread(target=one, args=(row, key, need), daemon=True)
+                    t.start()
+                    threads.append(t)
+                    started = True
+                    break
+                if started or (queue is pending and pending):
+                    break
+            if not started:
+                cond.wait(1.0)
+    for t in threads:
+        t.join()
+    out.close()
 
 
 def main():

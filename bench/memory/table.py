@@ -6,8 +6,9 @@ wrote them: kbench's verdicts (each with `memory`) and harness_peak.py's lines.
 Columns (GiB): one call's inputs and outputs (kbench's plan), kbench's status and each party's
 peak (the judge's PyTorch and shared buffers, the sandboxes' allocators as they reported them,
 the device's whole use as the judge saw it at replies), the plan's total, the harness's verdict
-and its peaks (allocator; the device's whole use, its context included); last, kbench's device
-peak less the harness's and one output: at most 0 is what kbench is asked for.
+and its peaks (allocator; its process's whole use, context included: NVML's per-process figure
+where the harness ran beside other problems, else the device's whole use); last, kbench's
+device peak less the harness's and one output: at most 0 is what kbench is asked for.
 """
 
 import json
@@ -49,8 +50,12 @@ def main(kbench_path, harness_path):
         else:
             verdict = "correct" if h.get("correctness") else "incorrect"
         excess = "-"
-        if m.get("device_peak") and h and h.get("device_peak_used"):
-            d = m["device_peak"] - h["device_peak_used"] - problem.get("outputs", 0)
+        harness_device = None
+        if h:
+            harness_device = h.get("process_peak_used") or (
+                None if h.get("shared_device") else h.get("device_peak_used"))
+        if m.get("device_peak") and harness_device:
+            d = m["device_peak"] - harness_device - problem.get("outputs", 0)
             excess = gib(d)
             over += d > 0
             within += d <= 0
@@ -59,7 +64,7 @@ def main(kbench_path, harness_path):
               f"{gib(m.get('candidate_sandbox_peak'))} | {gib(m.get('reference_sandbox_peak'))} | "
               f"{gib(m.get('device_peak'))} | {gib(plan.get('total'))} | {verdict} | "
               f"{gib((h or {}).get('max_memory_reserved'))} | "
-              f"{gib((h or {}).get('device_peak_used'))} | {excess} |")
+              f"{gib(harness_device)} | {excess} |")
     print(f"\nkbench's device peak within the harness's and one output: {within}; beyond: {over}")
 
 
