@@ -147,6 +147,7 @@ json OutputReport::to_json() const {
            {"device", device},
            {"aliases_input", aliases_input},
            {"copied", copied},
+           {"in_kbench_buffer", in_kbench_buffer},
            {"digest", digest}};
     j["exported"] = exported ? json{{"buffer", exported->to_json()}, {"offset", exported_offset}}
                              : json(nullptr);
@@ -157,7 +158,8 @@ OutputReport OutputReport::from_json(const json& j) {
     Fields f(j, "output report");
     OutputReport o{f.flag("is_tensor"),        f.flag("plain"),  f.text("type"),
                    f.integers("shape"),        f.text("dtype"),  f.text("device"),
-                   f.integer("aliases_input"), f.flag("copied"), f.integer("digest")};
+                   f.integer("aliases_input"), f.flag("copied"), f.flag("in_kbench_buffer"),
+                   f.integer("digest")};
     if (!f.any("exported").is_null()) {
         Fields e(f.object("exported"), "exported output");
         o.exported = Buffer::from_json(e.object("buffer"));

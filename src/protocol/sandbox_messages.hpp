@@ -133,7 +133,8 @@ struct OutputReport {
     std::string device;
     std::int64_t aliases_input = -1;  // the input whose memory it shares, or -1
     bool copied = false;
-    std::int64_t digest = 0;  // of the judge's buffer once copied into (on a CPU), else 0
+    bool in_kbench_buffer = false;  // over a shared buffer of kbench's that is not an input
+    std::int64_t digest = 0;        // of the judge's buffer once copied into (on a CPU), else 0
     // With export_outputs: the memory that holds the output, contiguous, from offset on.
     std::optional<Buffer> exported;
     std::uint64_t exported_offset = 0;

@@ -99,6 +99,9 @@ class TimedCalls : public timing::RemoteCalls {
         claims_ = outcome.done.results;
         timing::RequestRecord record;
         record.wall_us = outcome.wall_us;
+        record.judge_work_us = outcome.judge_work_us;
+        record.sandbox_waited_us = outcome.sandbox_waited_us;
+        record.judge_waited_us = outcome.judge_waited_all_us;
         for (int i = 0; i < count; ++i) {
             const protocol::CallResult& claims = outcome.done.results[std::size_t(i)];
             if (p.strict) refuse_lazy(claims, last_[std::size_t(i)].index);
@@ -509,7 +512,7 @@ protocol::SandboxAttached CandidateSession::attach(double limit_s,
         double calls = 0;
         for (const auto& r : outcome.done.results)
             calls += timing::call_sample(r.event_us, r.host_us, device_.is_cuda()).us;
-        return std::max(0.0, outcome.wall_us - calls);
+        return std::max(0.0, outcome.wall_us - outcome.judge_work_us - calls);
     };
     // A machine busy for a moment would make the spread, and so the clock's margin, wide for the
     // whole candidate: up to three rounds, and the one of least spread is kept.

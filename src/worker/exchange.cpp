@@ -6,10 +6,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <sys/syscall.h>
 #include <algorithm>
 #include <cerrno>
+
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <set>
 #include <utility>
 
@@ -37,11 +41,30 @@ double micros_between(Clock::time_point a, Clock::time_point b) {
 
 }  // namespace
 
+namespace {
+
+// The sandbox's process that serves the protocol: the body at the end of the chain its
+// launcher, init (or subreaper) make, read before any code of the candidate's exists there.
+long serving_pid(pid_t sandbox) {
+    long pid = long(sandbox);
+    for (int depth = 0; depth < 4; ++depth) {
+        std::ifstream children("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) +
+                               "/children");
+        long child = 0, another = 0;
+        if (!(children >> child) || children >> another) break;
+        pid = child;
+    }
+    return pid;
+}
+
+}  // namespace
+
 Exchange::Exchange(int fd, const Device& device, pid_t sandbox_pid)
     : digest_(KeyedDigest::for_device(device)),
       fd_(fd),
       device_(device),
-      sandbox_pid_(sandbox_pid) {
+      sandbox_pid_(sandbox_pid),
+      sandbox_delay_(serving_pid(sandbox_pid)) {
     int flags = ::fcntl(fd_, F_GETFL, 0);
     ::fcntl(fd_, F_SETFL, flags | O_NONBLOCK);
 }
@@ -407,6 +430,7 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
     // copied into the shared buffers now, and the cache flushed after.
     auto t0 = Clock::now();
     std::uint64_t waited0 = run_delay_.now_ns();
+    std::uint64_t sandbox_waited0 = sandbox_delay_.now_ns();
     if (device_.is_cuda()) {
         // A transient request's inputs are in place already.
         if (!transient_)
@@ -428,6 +452,9 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
                                 : now + std::chrono::milliseconds(
                                             long(std::max(l.first_s, call_allowance_s_) * 1000));
     }
+    // Read before the request goes out: once it is written the sandbox works, and the judge
+    // may wait for a CPU from within the write on (the woken sandbox takes its core).
+    std::uint64_t sent_waited = run_delay_.now_ns();
     send(protocol::request_json(batch), fds);
     Outcome outcome;
     outcome.done = decode<protocol::CallsDone>(receive());
@@ -436,6 +463,9 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
     // The outputs are the judge's once it has their keyed digests: only then does the clock
     // stop. Comparisons check what they read against them, so what the sandbox writes into the
     // shared buffers later is caught, never compared.
+    auto read0 = Clock::now();
+    std::uint64_t read_waited0 = run_delay_.now_ns();
+    std::uint64_t sandbox_waited1 = sandbox_delay_.now_ns();
     for (std::size_t i = 0; i < calls.size(); ++i) {
         Position& pos = positions_[i];
         for (std::size_t k = 0; k < pos.output_views.size(); ++k)
@@ -449,8 +479,26 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
     device_.synchronize();
     auto t1 = Clock::now();
     std::uint64_t waited1 = run_delay_.now_ns();
-    outcome.judge_waited_us = waited1 > waited0 ? double(waited1 - waited0) / 1000.0 : 0.0;
+    // Only the judge's waits in its own stretches, before the request is sent and from the
+    // reply on: from the write to the reply the sandbox works, and a wait of the judge's there
+    // overlaps the calls. (Work of the candidate's beside the reading cannot hide in the waits
+    // taken out of it: on a CPU its outputs are checked against what the sandbox copied, on a GPU
+    // the reading is device work and no waits of the host's are taken out.)
+    auto delta = [](std::uint64_t a, std::uint64_t b) {
+        return b > a ? double(b - a) / 1000.0 : 0.0;
+    };
+    outcome.judge_waited_us = delta(waited0, sent_waited) + delta(read_waited0, waited1);
+    outcome.judge_waited_all_us = delta(waited0, waited1);
     outcome.wall_us = std::max(0.0, micros_between(t0, t1) - outcome.judge_waited_us);
+    outcome.sandbox_waited_us = sandbox_waited1 > sandbox_waited0
+                                    ? double(sandbox_waited1 - sandbox_waited0) / 1000.0
+                                    : 0.0;
+    // On a CPU the reading is the judge's threads' work: measured. On a GPU it is device work
+    // queued behind whatever the candidate left running, which must count against it: it stays
+    // in the protocol's measured cost.
+    if (!device_.is_cuda())
+        outcome.judge_work_us =
+            std::max(0.0, micros_between(read0, t1) - delta(read_waited0, waited1));
     if (outcome.done.nonce != batch.nonce)
         throw FaultError(
             FaultKind::protocol_violation,
@@ -458,6 +506,15 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
             "wrong)",
             "protocol_violation", where_);
     check_precision(outcome.done.precision);
+    for (const auto& result : outcome.done.results)
+        for (std::size_t k = 0; k < result.outputs.size(); ++k)
+            if (result.outputs[k].in_kbench_buffer)
+                throw FaultError(FaultKind::integrity,
+                                 "output " + std::to_string(k) +
+                                     " lies in kbench's own shared memory (a buffer of the "
+                                     "judge's that is not one of the call's inputs): return a "
+                                     "tensor of the candidate's own",
+                                 "output_in_kbench_buffer", where_);
     sandbox_peak_bytes_ = std::max(sandbox_peak_bytes_, outcome.done.peak_bytes);
     device_peak_bytes_ = std::max<std::uint64_t>(device_peak_bytes_, device_.used_bytes());
     if (outcome.done.results.size() != calls.size())

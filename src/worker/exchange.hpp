@@ -86,7 +86,14 @@ class Exchange {
         // From before the inputs were handed over to the outputs' capture, less the time the
         // judge itself waited for a CPU meanwhile.
         double wall_us = 0;
-        double judge_waited_us = 0;
+        double judge_waited_us = 0;      // taken out of wall_us: in the judge's own stretches
+        double judge_waited_all_us = 0;  // in the whole span
+        // Within wall_us: the judge's own reading of the outputs (their keyed digests), which
+        // grows with the outputs and with the machine's load, less its waits; measured each time.
+        double judge_work_us = 0;
+        // The sandbox's main thread's time runnable but waiting for a CPU, in the span: what a
+        // busy machine did to it (the kernel's count).
+        double sandbox_waited_us = 0;
         protocol::CallsDone done;
     };
     // Calls back to back in one request. timed: the judge flushes the cache before the first and
@@ -237,6 +244,7 @@ class Exchange {
     int fd_;
     const Device& device_;
     pid_t sandbox_pid_;
+    timing::RunDelay sandbox_delay_;  // its main thread's, which serves the protocol
     sandbox::FrameReader reader_;
     Clock::time_point deadline_ = Clock::time_point::max();
     double limit_s_ = 0;

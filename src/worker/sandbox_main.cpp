@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
@@ -254,24 +255,49 @@ class Harness {
 
     struct Outputs {
         FlatOutput flat;
-        std::vector<bool> copied;  // an item's: copied into the judge's buffer for it
+        std::vector<bool> copied;     // an item's: copied into the judge's buffer for it
+        std::vector<bool> in_kbench;  // an item's: over a shared buffer that is not an input
     };
 
-    // The result's items, each tensor that fits copied into the judge's buffer for it.
-    static Outputs take_outputs(const py::object& result, const std::vector<at::Tensor>& targets) {
+    // The output buffers of a call's outputs (read-only on a CPU but for kbench's copy).
+    std::vector<const MappedBuffer*> buffers_of(const std::vector<protocol::TensorRef>& refs) {
+        std::vector<const MappedBuffer*> out;
+        for (const auto& ref : refs)
+            if (auto it = slots_.find(ref.slot); it != slots_.end())
+                out.push_back(it->second.get());
+        return out;
+    }
+
+    // The result's items, each tensor that fits copied into the judge's buffer for it. An item
+    // over kbench's own shared memory (an output buffer, or any but this call's inputs) is
+    // marked and not copied: a result made in the judge's buffer would make the copy free.
+    Outputs take_outputs(const py::object& result, const std::vector<at::Tensor>& targets,
+                         const protocol::CallSpec& spec) {
         NoPythonDispatch guard;
-        Outputs out{flatten_output(result), {}};
+        Outputs out{flatten_output(result), {}, {}};
         const FlatOutput& flat = out.flat;
         std::vector<bool>& copied = out.copied;
         copied.assign(flat.items.size(), false);
-        for (std::size_t i = 0; i < flat.items.size() && i < targets.size(); ++i) {
+        out.in_kbench.assign(flat.items.size(), false);
+        std::set<std::uint64_t> input_slots;
+        for (const auto& arg : spec.args)
+            if (arg.is_tensor) input_slots.insert(arg.tensor.slot);
+        std::vector<const MappedBuffer*> buffers = buffers_of(spec.outputs);
+        for (std::size_t i = 0; i < flat.items.size(); ++i) {
             if (!is_tensor(flat.items[i])) continue;
             const at::Tensor& t = THPVariable_Unpack(flat.items[i].ptr());
+            ByteRange at = range_of(t);
+            for (const auto& [id, buffer] : slots_)
+                if (!input_slots.count(id) && overlaps(at, {buffer->begin(), buffer->end()}))
+                    out.in_kbench[i] = true;
+            if (out.in_kbench[i] || i >= targets.size()) continue;
             if (targets[i].sizes() != t.sizes() || targets[i].scalar_type() != t.scalar_type() ||
                 targets[i].device() != t.device())
                 continue;
             at::Tensor target = targets[i];
+            buffers[i]->set_writable(true);
             undispatched_copy(target, t);
+            buffers[i]->set_writable(false);
             copied[i] = true;
         }
         return out;
@@ -299,6 +325,7 @@ class Harness {
                 for (std::size_t j = 0; j < inputs.size(); ++j)
                     if (overlaps(range_of(t), range_of(inputs[j])))
                         o.aliases_input = std::int64_t(j);
+                o.in_kbench_buffer = taken.in_kbench[i];
                 if (taken.copied[i]) {
                     o.copied = true;
                     // What the judge must read back: a change after this is work done after
@@ -345,6 +372,8 @@ class Harness {
             std::vector<at::Tensor> inputs, targets;
             py::tuple args = arguments(spec.args, &inputs);
             for (const auto& ref : spec.outputs) targets.push_back(view(ref));
+            // The judge's output buffers cannot be written while the candidate's code runs.
+            for (const MappedBuffer* buffer : buffers_of(spec.outputs)) buffer->set_writable(false);
             std::uint64_t own = kernel_activity::now();
             if (b.poison) poison_allocator(targets);
             // The judge flushed the cache before the first call; between calls it is done here.
@@ -363,10 +392,12 @@ class Harness {
             // On a CPU the copy of the outputs into the judge's buffers is part of the call: its
             // reads are the first of the outputs' memory, where work the candidate hid behind
             // them (memory it protected and fills from its own fault handler, values made on
-            // first touch) runs. Both sides of rounds and the null calls copy alike. On a GPU
-            // the outputs are device memory, and the call is the stream's events around it.
+            // first touch) runs. Both sides of rounds and the null calls copy alike. A result
+            // made in the judge's buffer, which would make that copy free, is refused
+            // (take_outputs). On a GPU the outputs are device memory, and the call is the
+            // stream's events around it.
             std::optional<Outputs> taken;
-            if (!d.is_cuda()) taken = take_outputs(result, targets);
+            if (!d.is_cuda()) taken = take_outputs(result, targets, spec);
             timer_->stop();
             d.synchronize();
             auto host1 = HostClock::now();
@@ -378,7 +409,7 @@ class Harness {
             collector.pause();
             double host_us = std::chrono::duration<double, std::micro>(host1 - host0).count();
             double event_us = timer_->has_stream_clock() ? timer_->stream_elapsed_us() : host_us;
-            if (!taken) taken = take_outputs(result, targets);
+            if (!taken) taken = take_outputs(result, targets, spec);
             protocol::CallResult r = report(*taken, inputs, targets);
             if (b.export_outputs) export_outputs(taken->flat, r);
             d.synchronize();

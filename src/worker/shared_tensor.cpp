@@ -450,6 +450,13 @@ MappedBuffer::~MappedBuffer() {
     ::munmap(data_, nbytes_);
 }
 
+void MappedBuffer::set_writable(bool writable) const {
+    if (cuda_ || !data_) return;
+    if (::mprotect(data_, nbytes_, writable ? PROT_READ | PROT_WRITE : PROT_READ) != 0)
+        throw std::runtime_error("mprotect of a shared buffer: " +
+                                 std::string(std::strerror(errno)));
+}
+
 at::Tensor MappedBuffer::view(const protocol::TensorRef& ref) const {
     at::ScalarType dtype = dtype_from_name(ref.dtype);
     if (ref.offset > nbytes_ ||

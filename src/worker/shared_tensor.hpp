@@ -91,6 +91,12 @@ class MappedBuffer {
 
     // A tensor over the mapping; throws if the layout does not fit it.
     at::Tensor view(const protocol::TensorRef& ref) const;
+    // The mapping's addresses, [begin, end).
+    std::uintptr_t begin() const { return reinterpret_cast<std::uintptr_t>(data_); }
+    std::uintptr_t end() const { return begin() + nbytes_; }
+    // On a CPU, whether the mapping can be written: an output buffer is read-only but for
+    // kbench's own copy into it. No effect on a GPU's.
+    void set_writable(bool writable) const;
 
   private:
     bool cuda_ = false;

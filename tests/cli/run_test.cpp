@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -461,6 +463,37 @@ TEST(Run, ExitCodesAndOneLineErrors) {
             << g.err;
         EXPECT_FALSE(fs::exists(dir / "runs" / "gpus"));
     }
+    fs::remove_all(dir);
+}
+
+TEST(Run, ABusyMachineNeverRejectsAnHonestCandidate) {
+    // CPU-bound processes beside kbench, more than the machine has cores: the judge's clock runs
+    // past the claims at times, and the sandbox and the judge wait for a CPU. That costs an
+    // honest candidate its claims on those requests (the clock's time counts), never its verdict.
+    unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    std::vector<pid_t> burners;
+    for (unsigned i = 0; i < cores + 1; ++i) {
+        pid_t pid = ::fork();
+        if (pid == 0) {
+            ::alarm(600);
+            std::atomic<unsigned long> n{0};
+            for (;;) n.fetch_add(1, std::memory_order_relaxed);
+        }
+        burners.push_back(pid);
+    }
+    fs::path dir = kbench::make_temp_dir("kbench-test-run-busy-");
+    write_problems(dir, 3);
+    for (int id = 1; id <= 3; ++id) write_candidate(dir / "good", id, 0, kHonest);
+    auto args = eval_args(dir, "busy", dir / "good");
+    args.insert(args.end(), {"--json", "-q"});
+    auto r = kbench::test::run_command(shell(args));
+    for (pid_t pid : burners) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+    }
+    std::vector<json> verdicts = kbench::test::json_lines(r.out);
+    ASSERT_EQ(verdicts.size(), 3u) << r.out << r.err;
+    for (const json& v : verdicts) EXPECT_EQ(v["status"], "correct") << v.dump(2);
     fs::remove_all(dir);
 }
 

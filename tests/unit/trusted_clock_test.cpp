@@ -134,6 +134,36 @@ TEST(TrustedClock, AProtocolTwiceAsSlowAsMeasuredIsTheMachinesDoing) {
     EXPECT_GT(median(f.measurement.samples_us), 1000);
 }
 
+TEST(TrustedClock, ClaimsMoreThanTenPercentShortAreNotBelieved) {
+    // A sandbox whose own clock lags (claims 12% short) on calls of 100 us and of 2 ms: the
+    // samples are the judge's clock's, within a few percent of the truth.
+    for (double true_us : {100.0, 2000.0}) {
+        FakeSandbox lagging(true_us, kOverhead, 0.88);
+        RemoteMeasurement r = measure_remote(lagging, quick(), kOverhead, 64, 1000);
+        EXPECT_GT(r.clock.uncovered, r.clock.requests * 9 / 10)
+            << true_us << " us: " << r.clock.detail;
+        EXPECT_GT(median(r.measurement.samples_us), 0.97 * true_us) << true_us;
+    }
+}
+
+TEST(TrustedClock, TheJudgesReadingAndTheSandboxsWaitsAreTheMachines) {
+    const RequestOverhead o{50, 0, 5};
+    std::vector<CallSample> samples{{1000, false}};
+    // The judge read the outputs for 800 us within the span: not the call's.
+    RequestRecord read{{1000}, {1000}, 1850, 800, 0, 0};
+    EXPECT_TRUE(check_request(samples, read, o).covered);
+    // A claim of half the floor on a machine where the sandbox waited 2 ms for a CPU meanwhile:
+    // not believed (the samples are the clock's), but explained, so never a rejection.
+    std::vector<CallSample> half{{1000, false}};
+    RequestRecord busy{{1000}, {1000}, 3100, 0, 2000, 0};
+    RequestCheck c = check_request(half, busy, o);
+    EXPECT_FALSE(c.covered);
+    EXPECT_TRUE(c.explained);
+    // The same claim with no wait to explain it: unexplained.
+    RequestRecord quiet{{1000}, {1000}, 3100, 0, 0, 0};
+    EXPECT_FALSE(check_request(half, quiet, o).explained);
+}
+
 TEST(TrustedClock, WorkOffTheLaunchStreamIsCountedAtFullCost) {
     FakeSandbox side(500, kOverhead, 1.0, true);
     RemoteMeasurement r = measure_remote(side, quick(), kOverhead, 64, 1000);

@@ -55,10 +55,14 @@ class Requests {
             double host = i < int(r.host_us.size()) ? r.host_us[std::size_t(i)] : 0.0;
             samples_.push_back(call_sample(event, host, stream_clock));
         }
-        RequestCheck check = check_request(samples_, r.wall_us, overhead_);
+        RequestCheck check = check_request(samples_, r, overhead_);
         if (debug_)
-            std::fprintf(stderr, "request k=%d wall %.1f claimed %.1f floor %.1f allowed %.1f %s\n",
-                         k, r.wall_us, check.claimed_us, check.floor_us, check.allowed_us,
+            std::fprintf(stderr,
+                         "request k=%d wall %.1f (judge waited %.1f) judge's reading %.1f sandbox "
+                         "waited %.1f claimed "
+                         "%.1f floor %.1f allowed %.1f %s\n",
+                         k, r.wall_us, r.judge_waited_us, r.judge_work_us, r.sandbox_waited_us,
+                         check.claimed_us, check.floor_us, check.allowed_us,
                          check.covered     ? ""
                          : check.explained ? "UNCOVERED"
                                            : "UNCOVERED UNEXPLAINED");

@@ -36,13 +36,19 @@ RunDelay::RunDelay() : tid_(::syscall(SYS_gettid)) {
     fd_ = open_own_schedstat(tid_);
 }
 
+RunDelay::RunDelay(long pid) : tid_(pid), own_(false) {
+    std::string path =
+        "/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/schedstat";
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+}
+
 RunDelay::~RunDelay() {
     if (fd_ >= 0) ::close(fd_);
 }
 
 std::uint64_t RunDelay::now_ns() {
     // The file is the thread's that opened it: another thread asking opens its own.
-    long tid = ::syscall(SYS_gettid);
+    long tid = own_ ? ::syscall(SYS_gettid) : tid_;
     if (tid != tid_) {
         if (fd_ >= 0) ::close(fd_);
         tid_ = tid;

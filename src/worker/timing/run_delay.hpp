@@ -11,6 +11,9 @@ namespace kbench::timing {
 class RunDelay {
   public:
     RunDelay();
+    // Another process's main thread (the sandbox's, which serves the protocol), from its
+    // schedstat opened now: the kernel's count, which no code in that process can change.
+    explicit RunDelay(long pid);
     ~RunDelay();
     RunDelay(const RunDelay&) = delete;
     RunDelay& operator=(const RunDelay&) = delete;
@@ -21,6 +24,7 @@ class RunDelay {
   private:
     int fd_ = -1;
     long tid_ = 0;
+    bool own_ = true;  // the calling thread's (else another process's, fixed)
 };
 
 // The second field of a schedstat line ("on-cpu-ns run-delay-ns timeslices"), or 0.

@@ -52,17 +52,19 @@ CallSample call_sample(double event_us, double host_us, bool has_stream_clock) {
     return {event_us, false};
 }
 
-RequestCheck check_request(const std::vector<CallSample>& samples, double wall_us,
+RequestCheck check_request(const std::vector<CallSample>& samples, const RequestRecord& record,
                            const RequestOverhead& overhead) {
     RequestCheck c;
     c.calls = int(samples.size());
     for (const auto& s : samples) c.claimed_us += s.us;
-    c.floor_us = std::max(0.0, wall_us - overhead.at(c.calls));
-    c.allowed_us =
-        0.10 * c.floor_us + 3 * overhead.spread_us + std::max(10.0, 0.25 * overhead.at(c.calls));
     c.overhead_us = overhead.at(c.calls);
+    c.sandbox_waited_us = record.sandbox_waited_us;
+    c.floor_us = std::max(0.0, record.wall_us - record.judge_work_us - c.overhead_us);
+    c.allowed_us = std::max(0.10 * c.floor_us, 10.0);
     c.covered = c.claimed_us >= c.floor_us - c.allowed_us;
-    c.explained = c.covered || c.claimed_us >= c.floor_us - c.allowed_us - c.overhead_us ||
+    double machine_us =
+        c.overhead_us + 3 * overhead.spread_us + record.sandbox_waited_us + record.judge_waited_us;
+    c.explained = c.covered || c.claimed_us >= c.floor_us - c.allowed_us - machine_us ||
                   c.claimed_us >= 0.5 * c.floor_us;
     return c;
 }
@@ -75,7 +77,10 @@ ClockVerdict judge_clock(const std::vector<RequestCheck>& checks) {
     for (const auto& c : checks) {
         calls += c.calls;
         if (c.retries > 0) ++v.retried;
-        if (!c.covered) ++v.uncovered;
+        if (!c.covered) {
+            ++v.uncovered;
+            v.sandbox_waited_us += c.sandbox_waited_us;
+        }
         if (!c.explained) {
             ++v.unexplained;
             unexplained_calls += c.calls;
@@ -100,8 +105,11 @@ ClockVerdict judge_clock(const std::vector<RequestCheck>& checks) {
                " a call (median), the judge's clock allows no "
                "less than " +
                figure(v.floor_per_call_us) +
-               " (its wall time less the protocol's own cost, measured before the candidate "
-               "was loaded)";
+               " (its wall time less its own reading of the outputs and the protocol's own cost, "
+               "measured before the candidate was loaded)";
+    if (v.sandbox_waited_us > 0)
+        v.detail += "; the sandbox's main thread waited " + figure(v.sandbox_waited_us) +
+                    " for a CPU in those requests";
     return v;
 }
 
