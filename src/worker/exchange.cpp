@@ -11,7 +11,6 @@
 #include <cerrno>
 
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -490,9 +489,7 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
     outcome.judge_waited_us = delta(waited0, sent_waited) + delta(read_waited0, waited1);
     outcome.judge_waited_all_us = delta(waited0, waited1);
     outcome.wall_us = std::max(0.0, micros_between(t0, t1) - outcome.judge_waited_us);
-    outcome.sandbox_waited_us = sandbox_waited1 > sandbox_waited0
-                                    ? double(sandbox_waited1 - sandbox_waited0) / 1000.0
-                                    : 0.0;
+    outcome.sandbox_waited_us = delta(sandbox_waited0, sandbox_waited1);
     // On a CPU the reading is the judge's threads' work: measured. On a GPU it is device work
     // queued behind whatever the candidate left running, which must count against it: it stays
     // in the protocol's measured cost.
