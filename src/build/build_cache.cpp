@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/fields.hpp"
@@ -104,23 +105,28 @@ void BuildCache::store(const std::string& key, BuildRecord record, const fs::pat
     std::error_code ignored;
     fs::remove_all(ext, ignored);
     record.files.clear();
-    if (!built.empty() && fs::exists(built)) {
-        fs::create_directories(dir(key));
-        fs::copy(built, ext, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
-        for (const auto& entry : fs::recursive_directory_iterator(ext)) {
-            if (entry.is_symlink() || !entry.is_regular_file()) {
-                if (entry.is_symlink()) fs::remove(entry.path(), ignored);
+    // Only the modules a sandbox imports (NAME/NAME.so), and only up to kMaxModuleBytes: the rest
+    // of a build folder (objects, ninja's files) is never used, and a build is the candidate's
+    // code, which could make it as large as its folder's quota. Larger modules are not kept
+    // (the sandbox builds them itself, in its own folder).
+    std::vector<fs::path> modules;
+    std::uintmax_t bytes = 0;
+    if (!built.empty())
+        for (auto it = fs::recursive_directory_iterator(built, ignored);
+             !ignored && it != fs::recursive_directory_iterator(); it.increment(ignored)) {
+            const fs::path& p = it->path();
+            if (it->is_symlink() || !it->is_regular_file() || p.extension() != ".so" ||
+                p.parent_path().filename() != p.stem())
                 continue;
-            }
-            std::string name = entry.path().filename().string();
-            // Locks and ninja's logs change as builds run; they are not artefacts.
-            if (name == "lock" || name == ".ninja_lock") {
-                fs::remove(entry.path(), ignored);
-                continue;
-            }
-            record.files[fs::relative(entry.path(), ext).string()] = file_sha256(entry.path());
+            modules.push_back(p.lexically_relative(built));  // built may be a /proc/self/fd path
+            bytes += it->file_size(ignored);
         }
-    }
+    if (bytes <= kMaxModuleBytes)
+        for (const fs::path& rel : modules) {
+            fs::create_directories((ext / rel).parent_path());
+            fs::copy_file(built / rel, ext / rel, fs::copy_options::overwrite_existing);
+            record.files[rel.string()] = file_sha256(ext / rel);
+        }
     write_file_atomic(record_path(key), dump_text(record.to_json(), 2));
 }
 

@@ -42,8 +42,10 @@ class BuildCache {
     // Whether the entry has a record (a build finished), without checking its artefacts.
     bool has_record(const std::string& key) const;
 
-    // Moves what a build produced (built, a torch_extensions folder) into the entry, records the
-    // artefacts' hashes with the record, and writes the record.
+    // Copies the extension modules a build produced (NAME/NAME.so in built, a torch_extensions
+    // folder) into the entry, records their hashes with the record, and writes the record.
+    // Modules of more than kMaxModuleBytes in all are not kept.
+    static constexpr std::uintmax_t kMaxModuleBytes = 1ull << 30;
     void store(const std::string& key, BuildRecord record, const fs::path& built = {}) const;
 
     // Copies the entry's extension modules (*.so, checked against the record) under dest as

@@ -124,7 +124,8 @@ Command add_check_command(CLI::App& app) {
     cmd->add_option("--device", o->device, "cpu, cuda or cuda:N; default: a GPU if present")
         ->capture_default_str();
     cmd->add_flag("--json", o->json, "One JSON verdict a line");
-    cmd->add_flag("--keep-scratch", o->keep_scratch, "Keep sandbox folders and worker logs");
+    cmd->add_flag("--keep-scratch", o->keep_scratch,
+                  "Keep the scratch folder with the workers' logs");
     add_run_options(cmd, o->run);
     return [o] { return run_check(*o); };
 }

@@ -167,6 +167,8 @@ schedule::BuilderOptions make_builder_options(const RunOptions& o,
     // Absolute: workers run in private folders of their own.
     b.cache_dir = build_cache_dir(o.cache_dir);
     b.scratch_dir = fs::absolute(scratch);
+    require_free_space(b.cache_dir, "the build cache", "--cache-dir or KBENCH_CACHE");
+    require_free_space(b.scratch_dir, "kbench's scratch folder", "TMPDIR");
     // Build supports are large (a precompiled header at three levels) and do not depend on the
     // cache: caches may share one folder of them.
     if (const char* env = std::getenv("KBENCH_SUPPORT_DIR"); env && *env)

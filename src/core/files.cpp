@@ -1,6 +1,7 @@
 #include "core/files.hpp"
 
 #include <fcntl.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -63,6 +64,23 @@ fs::path make_temp_dir(const std::string& prefix) {
             "cannot create a temporary directory " + pattern + ": " + std::strerror(errno),
             "check that TMPDIR points to a writable directory with free space");
     return fs::path(buffer.data());
+}
+
+void require_free_space(const fs::path& path, const std::string& what,
+                        const std::string& elsewhere) {
+    fs::path at = fs::absolute(path);
+    std::error_code missing;
+    while (!fs::exists(at, missing) && at.has_parent_path() && at != at.parent_path())
+        at = at.parent_path();
+    struct statvfs st {};
+    if (::statvfs(at.c_str(), &st) != 0) return;  // unknown: the writes themselves will say
+    std::uint64_t free_bytes = std::uint64_t(st.f_bavail) * std::uint64_t(st.f_frsize);
+    if (free_bytes >= kMinFreeBytes) return;
+    throw UsageError(
+        what + " (" + path.string() + ") is on a filesystem with only " +
+            std::to_string(free_bytes >> 20) + " MiB free; kbench needs at least " +
+            std::to_string(kMinFreeBytes >> 20) + " MiB there",
+        "free space there (df -h " + at.string() + "), or put it elsewhere with " + elsewhere);
 }
 
 fs::path executable_path() {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -26,6 +27,15 @@ fs::path make_temp_dir(const std::string& prefix);
 
 // The running executable's path (empty if unknown).
 fs::path executable_path();
+
+// The free space a command needs where it writes its runs, builds and scratch files.
+inline constexpr std::uint64_t kMinFreeBytes = 512ull << 20;
+
+// Throws UsageError when the filesystem that holds path (or, where it does not exist yet, its
+// nearest existing folder) has less than kMinFreeBytes free: `what` names the folder for the
+// person ("the run's folder"), `elsewhere` says how to put it elsewhere ("--runs-dir").
+void require_free_space(const fs::path& path, const std::string& what,
+                        const std::string& elsewhere);
 
 // The user's cache root: $KBENCH_CACHE, else $XDG_CACHE_HOME/kbench, else ~/.cache/kbench.
 fs::path cache_root();

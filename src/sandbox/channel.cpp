@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <utility>
 
 namespace kbench::sandbox {
 namespace {
@@ -23,13 +24,17 @@ int millis_until(Clock::time_point deadline) {
 
 }  // namespace
 
-Channel::Channel(int socket_fd, int output_fd, std::size_t capture_bytes)
-    : socket_fd_(socket_fd), output_fd_(output_fd), output_(capture_bytes, capture_bytes) {
+Channel::Channel(int socket_fd, int output_fd, std::size_t capture_bytes, bool accept_fds)
+    : socket_fd_(socket_fd),
+      output_fd_(output_fd),
+      output_(capture_bytes, capture_bytes),
+      accept_fds_(accept_fds) {
     set_nonblocking(socket_fd_);
     set_nonblocking(output_fd_);
 }
 
 Channel::~Channel() {
+    for (int fd : fds_) ::close(fd);
     if (socket_fd_ >= 0) ::close(socket_fd_);
     if (output_fd_ >= 0) ::close(output_fd_);
 }
@@ -62,7 +67,9 @@ void Channel::send(const json& body, const std::vector<int>& fds) {
 bool Channel::read_socket() {
     char buffer[1 << 16];
     for (;;) {
-        ssize_t n = ::read(socket_fd_, buffer, sizeof(buffer));
+        std::vector<int> fds;
+        ssize_t n = receive_some(socket_fd_, buffer, sizeof buffer, fds);
+        for (int fd : fds) accept_fds_ ? fds_.push_back(fd) : void(::close(fd));
         if (n > 0) {
             reader_.feed(buffer, std::size_t(n));
             continue;
@@ -94,7 +101,8 @@ void Channel::read_output() {
 Channel::Reply Channel::receive(Clock::time_point deadline) {
     for (;;) {
         try {
-            if (auto body = reader_.next()) return {Event::message, std::move(*body)};
+            if (auto body = reader_.next())
+                return {Event::message, std::move(*body), std::exchange(fds_, {})};
         } catch (const ProtocolError& e) {
             protocol_error_ = e.what();
             socket_open_ = false;

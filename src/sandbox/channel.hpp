@@ -21,10 +21,13 @@ class Channel {
     struct Reply {
         Event event = Event::closed;
         json body;
+        std::vector<int> fds;  // descriptors that came with it (accepted ones), the caller's
     };
 
     // Takes ownership of both descriptors; output_fd may be -1 (output goes elsewhere).
-    Channel(int socket_fd, int output_fd, std::size_t capture_bytes = 32 << 10);
+    // Descriptors the peer sends are closed unless accept_fds (a peer of kbench's own).
+    Channel(int socket_fd, int output_fd, std::size_t capture_bytes = 32 << 10,
+            bool accept_fds = false);
     ~Channel();
     Channel(const Channel&) = delete;
     Channel& operator=(const Channel&) = delete;
@@ -52,6 +55,8 @@ class Channel {
     BoundedOutput output_;
     bool socket_open_ = true;
     std::string protocol_error_;
+    bool accept_fds_ = false;
+    std::vector<int> fds_;  // received, not yet handed out with a message
 };
 
 }  // namespace kbench::sandbox

@@ -30,19 +30,10 @@ json parse_body(const char* data, std::size_t size) {
 }
 
 // Reads exactly size bytes; false on end of stream before the first byte.
-bool read_exact(int fd, char* out, std::size_t size, std::vector<int>* fds) {
+bool read_exact(int fd, char* out, std::size_t size, std::vector<int>& fds) {
     std::size_t done = 0;
     while (done < size) {
-        iovec iov{out + done, size - done};
-        msghdr msg{};
-        msg.msg_iov = &iov;
-        msg.msg_iovlen = 1;
-        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 16)];
-        if (fds) {
-            msg.msg_control = control;
-            msg.msg_controllen = sizeof(control);
-        }
-        ssize_t n = ::recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+        ssize_t n = receive_some(fd, out + done, size - done, fds);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && errno == ENOTSOCK) n = ::read(fd, out + done, size - done);
         if (n < 0) throw ProtocolError(std::string("read failed: ") + std::strerror(errno));
@@ -50,20 +41,31 @@ bool read_exact(int fd, char* out, std::size_t size, std::vector<int>* fds) {
             if (done == 0) return false;
             throw ProtocolError("peer closed the connection in the middle of a message");
         }
-        if (fds && msg.msg_controllen > 0) {
-            for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-                std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                const int* p = reinterpret_cast<const int*>(CMSG_DATA(c));
-                fds->insert(fds->end(), p, p + count);
-            }
-        }
         done += std::size_t(n);
     }
     return true;
 }
 
 }  // namespace
+
+ssize_t receive_some(int fd, char* buf, std::size_t size, std::vector<int>& fds, bool* truncated) {
+    iovec iov{buf, size};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 64)];
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    ssize_t n = ::recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+    if (n <= 0) return n;
+    if (truncated && (msg.msg_flags & MSG_CTRUNC)) *truncated = true;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+        const int* p = reinterpret_cast<const int*>(CMSG_DATA(c));
+        fds.insert(fds.end(), p, p + (c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+    }
+    return n;
+}
 
 std::string encode_frame(const json& body) {
     std::string text = body.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -113,11 +115,11 @@ void send_message(int fd, const json& body, const std::vector<int>& fds) {
 std::optional<Message> recv_message(int fd) {
     Message message;
     char header[4];
-    if (!read_exact(fd, header, 4, &message.fds)) return std::nullopt;
+    if (!read_exact(fd, header, 4, message.fds)) return std::nullopt;
     std::uint32_t length = decode_length(header);
     check_length(length);
     std::string body(length, '\0');
-    if (length > 0 && !read_exact(fd, body.data(), length, &message.fds))
+    if (length > 0 && !read_exact(fd, body.data(), length, message.fds))
         throw ProtocolError("peer closed the connection in the middle of a message");
     message.body = parse_body(body.data(), body.size());
     return message;

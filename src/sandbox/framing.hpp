@@ -48,6 +48,12 @@ class FrameReader {
 
 std::string encode_frame(const json& body);
 
+// One recvmsg of at most size bytes into buf (close-on-exec for what comes with them): the
+// descriptors that ride on those bytes are appended to fds, and *truncated (if given) is set
+// when more came than fit (64). What recvmsg returned.
+ssize_t receive_some(int fd, char* buf, std::size_t size, std::vector<int>& fds,
+                     bool* truncated = nullptr);
+
 // One sendmsg of frame from byte done on, with fds (if any) riding on it; what sendmsg returned.
 ssize_t send_frame_part(int fd, const std::string& frame, std::size_t done,
                         const std::vector<int>& fds);

@@ -10,6 +10,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -30,6 +31,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "sandbox/cpu_cgroup.hpp"
+#include "sandbox/framing.hpp"
 #include "sandbox/landlock.hpp"
 #include "sandbox/seccomp.hpp"
 
@@ -46,6 +48,7 @@ json LockdownSpec::to_json() const {
                 {"uid", uid},
                 {"gid", gid},
                 {"memory_bytes", memory_bytes},
+                {"disk_bytes", disk_bytes},
                 {"cgroup", cgroup},
                 {"cgroup_missing", cgroup_missing},
                 {"pids_cgroup", pids_cgroup},
@@ -67,6 +70,7 @@ LockdownSpec LockdownSpec::from_json(const json& j) {
     s.uid = f.integer("uid");
     s.gid = f.integer("gid");
     s.memory_bytes = f.count("memory_bytes");
+    s.disk_bytes = f.count("disk_bytes");
     s.cgroup = f.text("cgroup");
     s.cgroup_missing = f.text("cgroup_missing");
     s.pids_cgroup = f.text("pids_cgroup");
@@ -105,8 +109,9 @@ LayerReport LayerReport::from_json(const json& j) {
 
 namespace {
 
-// The relay, the namespace's init and the body talk to the parent over one pipe, a line a
-// message, each written with one write() so lines never mix. The relay and the init run between
+// The relay, the namespace's init and the body talk to the parent over one stream socket, a
+// line a message, each written with one write() so lines never mix (the init's line carries the
+// descriptors of the folders it made). The relay and the init run between
 // fork and exit in a copy of a process that may have had other threads, so they use system
 // calls and stack buffers only.
 void put_line(int fd, const char* text, std::size_t size) {
@@ -169,7 +174,8 @@ int enter_user_namespace() {
 }
 
 constexpr int kDisabled = -1;
-constexpr int kNotMade = -2;  // the spec says why (ipc_namespace_off)
+constexpr int kNotMade = -2;           // the spec says why (ipc_namespace_off), or none asked
+constexpr int kNoMountNamespace = -3;  // disk_quota: no mount namespace to make it in
 
 // Sent by kbench (from outside the namespace) to a sandbox's init: stop every other process of
 // the namespace, or continue them (pin_process_tree).
@@ -533,6 +539,63 @@ int hide_other_folders(const LockdownSpec& spec) {
     return error;
 }
 
+// In a mount namespace of its own: a tmpfs of spec.disk_bytes over each writable folder, its
+// owner the dedicated user (or the namespace's root). Runs after fork: no allocation. 0 or an
+// errno; on an error none is left mounted.
+int mount_quota_folders(const LockdownSpec& spec) {
+    char options[160];
+    std::size_t at = 0;
+    put_text(options, at, sizeof options - 1, "mode=0700,size=");
+    put_number(options, at, sizeof options - 1, (long long)spec.disk_bytes);
+    put_text(options, at, sizeof options - 1, ",nr_inodes=");
+    put_number(options, at, sizeof options - 1, kDiskFiles);
+    if (spec.uid >= 0) {
+        put_text(options, at, sizeof options - 1, ",uid=");
+        put_number(options, at, sizeof options - 1, spec.uid);
+        put_text(options, at, sizeof options - 1, ",gid=");
+        put_number(options, at, sizeof options - 1, spec.gid);
+    }
+    options[at] = '\0';
+    std::size_t mounted = 0;
+    int error = 0;
+    for (; mounted < spec.writable.size() && error == 0; ++mounted)
+        error = try_call(::mount("tmpfs", spec.writable[mounted].c_str(), "tmpfs",
+                                 MS_NOSUID | MS_NODEV, options));
+    if (error != 0)
+        for (std::size_t i = 0; i + 1 < mounted; ++i)
+            ::umount2(spec.writable[i].c_str(), MNT_DETACH);
+    return error;
+}
+
+// The init's line, with a descriptor of each folder of the quota riding on it.
+void put_line_with_folders(int fd, const char* text, std::size_t size, const LockdownSpec& spec) {
+    constexpr std::size_t kMaxFolders = 8;
+    int folders[kMaxFolders];
+    std::size_t n = 0;
+    for (; n < spec.writable.size() && n < kMaxFolders; ++n)
+        folders[n] = ::open(spec.writable[n].c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    iovec iov{const_cast<char*>(text), size};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFolders)];
+    bool all = n > 0;
+    for (std::size_t i = 0; i < n; ++i) all = all && folders[i] >= 0;
+    if (all) {
+        msg.msg_control = control;
+        msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+        cmsghdr* c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+        std::memcpy(CMSG_DATA(c), folders, sizeof(int) * n);
+    }
+    while (::sendmsg(fd, &msg, MSG_NOSIGNAL) < 0 && errno == EINTR) {
+    }
+    for (std::size_t i = 0; i < n; ++i)
+        if (folders[i] >= 0) ::close(folders[i]);
+}
+
 // The namespace's init, or (without a PID namespace) a child subreaper in its place: starts the
 // body, reaps what the body orphans, and when the body ends reports how, kills what is left and
 // exits. With a PID namespace the kernel kills what is left when this process exits.
@@ -566,6 +629,10 @@ int hide_other_folders(const LockdownSpec& spec) {
         }
         if (mount_error == 0) mount_error = hide_other_folders(spec);
     }
+    int quota_error = !spec.allows("disk_quota") ? kDisabled
+                      : spec.disk_bytes == 0     ? kNotMade
+                      : mount_error != 0         ? kNoMountNamespace
+                                                 : mount_quota_folders(spec);
     pid_t body_pid = ::fork();
     if (body_pid == 0) run_body(report, spec, mount_error == 0, after_fork, keep, body);
     // Installed once the body has its own: the body's processes have no use for it.
@@ -587,8 +654,13 @@ int hide_other_folders(const LockdownSpec& spec) {
     put_number(line, at, sizeof line - 1, mount_error);
     put_text(line, at, sizeof line - 1, " ");
     put_number(line, at, sizeof line - 1, body_pid);
+    put_text(line, at, sizeof line - 1, " ");
+    put_number(line, at, sizeof line - 1, quota_error);
     line[at++] = '\n';
-    put_line(report, line, at);
+    if (quota_error == 0)
+        put_line_with_folders(report, line, at, spec);
+    else
+        put_line(report, line, at);
     close_all_but(report);
     int body_status = 0;
     bool known = false;
@@ -655,7 +727,14 @@ int hide_other_folders(const LockdownSpec& spec) {
     ::_exit(0);
 }
 
-// Reads one line from fd before the deadline (the fd is the report pipe's read end).
+// Descriptors that came with report lines, by report fd.
+std::map<int, std::vector<int>>& pending_fds() {
+    static std::map<int, std::vector<int>> pending;
+    return pending;
+}
+
+// Reads one line from fd before the deadline (the fd is the report socket's parent end);
+// descriptors that ride along go to pending_fds().
 bool read_line(int fd, std::string& pending, std::string& line,
                std::chrono::steady_clock::time_point deadline) {
     for (;;) {
@@ -674,7 +753,7 @@ bool read_line(int fd, std::string& pending, std::string& line,
         if (ready < 0 && errno == EINTR) continue;
         if (ready <= 0) continue;
         char buf[4096];
-        ssize_t n = ::read(fd, buf, sizeof buf);
+        ssize_t n = receive_some(fd, buf, sizeof buf, pending_fds()[fd]);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return false;
         pending.append(buf, std::size_t(n));
@@ -693,8 +772,8 @@ ConfinedProcess spawn_confined(const LockdownSpec& spec, const std::vector<int>&
                                const std::function<void()>& after_fork,
                                const std::function<int()>& body, double timeout_s) {
     int pipe_fds[2];
-    if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
-        throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pipe_fds) != 0)
+        throw std::runtime_error(std::string("socketpair: ") + std::strerror(errno));
     const int report_read = pipe_fds[0], report = pipe_fds[1];
     const bool root = ::geteuid() == 0;
     const std::string cpu_procs = spec.cpu_cgroup.empty() ? "" : spec.cpu_cgroup + "/cgroup.procs";
@@ -769,18 +848,23 @@ ConfinedProcess spawn_confined(const LockdownSpec& spec, const std::vector<int>&
         std::chrono::steady_clock::now() + std::chrono::milliseconds(long(timeout_s * 1000));
     std::string& pending = pending_lines()[report_read];
     pending.clear();
+    auto drop_fds = [&] {
+        for (int fd : pending_fds()[report_read]) ::close(fd);
+        pending_fds().erase(report_read);
+    };
     auto fail = [&](const std::string& why) {
         ::kill(-relay, SIGKILL);
         ::kill(relay, SIGKILL);
         ::waitpid(relay, nullptr, 0);
         ::close(report_read);
         pending_lines().erase(report_read);
+        drop_fds();
         throw std::runtime_error(why);
     };
     // The relay, the init and the body each report once, in whatever order they get to it.
     long long init_pid = 0, user_error = 0, pid_error = 0, net_error = 0, ipc_error = 0,
               cpu_error = 0;
-    long long mount_error = 0, body_ns_pid = 0;
+    long long mount_error = 0, body_ns_pid = 0, quota_error = 0;
     bool have_relay = false, have_init = false, have_body = false;
     while (!(have_relay && have_init && have_body)) {
         std::string line;
@@ -794,7 +878,8 @@ ConfinedProcess spawn_confined(const LockdownSpec& spec, const std::vector<int>&
                 std::sscanf(line.c_str(), "A %lld %lld %lld %lld %lld %lld", &init_pid, &user_error,
                             &pid_error, &net_error, &ipc_error, &cpu_error) == 6;
         } else if (line.rfind("B ", 0) == 0) {
-            have_init = std::sscanf(line.c_str(), "B %lld %lld", &mount_error, &body_ns_pid) == 2;
+            have_init = std::sscanf(line.c_str(), "B %lld %lld %lld", &mount_error, &body_ns_pid,
+                                    &quota_error) == 3;
         } else if (line.rfind("S ", 0) == 0) {
             try {
                 p.layers = LayerReport::from_json(json::parse(line.substr(2)));
@@ -825,6 +910,26 @@ ConfinedProcess spawn_confined(const LockdownSpec& spec, const std::vector<int>&
     ns_layer("network_namespace", net_error);
     ns_layer("ipc_namespace", ipc_error);
     ns_layer("mount_namespace", mount_error);
+    // Reported only where asked for (builders and sandboxes), like cpu_cgroup.
+    std::vector<int>& folders = pending_fds()[report_read];
+    if (quota_error == 0 && folders.size() == spec.writable.size()) {
+        p.folders = folders;
+        p.layers.add("disk_quota", true, "");
+    } else if (quota_error == kDisabled) {
+        p.layers.add("disk_quota", false, "forced off: " + spec.disabled_reason);
+    } else if (quota_error == kNoMountNamespace) {
+        p.layers.add("disk_quota", false,
+                     "no mount namespace to make its folder a tmpfs in: it writes kbench's "
+                     "scratch folder, without a limit");
+    } else if (quota_error != kNotMade) {
+        p.layers.add("disk_quota", false,
+                     quota_error == 0
+                         ? "the descriptors of its folders did not come"
+                         : "cannot mount a tmpfs over its folder: " + errno_text(int(quota_error)));
+    }
+    if (p.folders.empty())
+        for (int fd : folders) ::close(fd);
+    pending_fds().erase(report_read);
     // Made for sandboxes only: a process with none and no reason is not reported on.
     if (cpu_error == kDisabled)
         p.layers.add("cpu_cgroup", false, "forced off: " + spec.disabled_reason);
@@ -865,6 +970,8 @@ ConfinedEnd wait_confined(ConfinedProcess& p) {
     }
     ::close(p.report_fd);
     pending_lines().erase(p.report_fd);
+    for (int fd : pending_fds()[p.report_fd]) ::close(fd);
+    pending_fds().erase(p.report_fd);
     p.report_fd = -1;
     return end;
 }

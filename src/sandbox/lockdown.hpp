@@ -39,22 +39,31 @@ namespace kbench::sandbox {
 //   cpu_cgroup         (sandboxes) a cgroup that counts the CPU time of all its processes, ended
 //                      ones too: what the judge counts of its work beside the baseline (without
 //                      it, the records of the processes it lists, which miss short-lived ones)
+//   disk_quota         (with mount_namespace) each folder it may write is a tmpfs of its own of
+//                      at most disk_bytes and kDiskFiles files, in its mount namespace only:
+//                      every write path (write, fallocate, mmap, a raw syscall) ends at ENOSPC
+//                      there, the pages count against its memory cgroup, and the folder is gone
+//                      once the process and kbench's descriptor of it are
 inline const std::vector<std::string>& lockdown_layers() {
     static const std::vector<std::string> layers = {
-        "identity",      "pid_namespace", "mount_namespace", "network_namespace",
-        "ipc_namespace", "landlock",      "event_limits",    "seccomp",
-        "capabilities",  "memory_limit",  "pids_limit",      "cpu_cgroup"};
+        "identity",   "pid_namespace", "mount_namespace", "network_namespace", "ipc_namespace",
+        "landlock",   "event_limits",  "seccomp",         "capabilities",      "memory_limit",
+        "pids_limit", "cpu_cgroup",    "disk_quota"};
     return layers;
 }
 
 // The open-file limit (soft and hard) of a confined process under event_limits.
 inline constexpr unsigned kOpenFiles = 1024;
 
+// The files (and folders) a confined process's folder may hold under disk_quota.
+inline constexpr unsigned kDiskFiles = 65536;
+
 struct LockdownSpec {
     std::vector<std::string> writable;  // folders it may write: its own scratch
     std::int64_t uid = -1;              // the dedicated user when kbench runs as root, else -1
     std::int64_t gid = -1;
     std::uint64_t memory_bytes = 0;     // its memory limit (0: none)
+    std::uint64_t disk_bytes = 0;       // the size of each writable folder (0: no quota)
     std::string cgroup;                 // a memory cgroup made for it (folder), or empty
     std::string cgroup_missing;         // why there is none
     std::string pids_cgroup;            // a cgroup that limits its tasks (folder), or empty
@@ -96,6 +105,10 @@ struct ConfinedProcess {
     pid_t body_pid = -1;
     int report_fd = -1;  // read end: the layers, then how the body ended
     LayerReport layers;
+    // Under disk_quota: a descriptor (O_PATH) of each writable folder's tmpfs, in the order of
+    // spec.writable, owned by the caller; through /proc/self/fd/N kbench reaches the folder as
+    // the process sees it, for as long as it keeps the descriptor.
+    std::vector<int> folders;
 };
 
 // Forks a confined process and returns once the body is about to run (layers applied).

@@ -32,25 +32,38 @@ MemoryCgroups::MemoryCgroups() {
         missing_ = "the memory cgroup " + dir + " is not writable";
     }
     for (const char* mount : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
-        std::string dir = std::string(mount) + v2_path;
-        if (v2_path.empty() || !writable_dir(dir) ||
-            read_text(std::string(mount) + "/cgroup.controllers").empty())
+        std::string own = std::string(mount) + v2_path;
+        if (v2_path.empty() || read_text(std::string(mount) + "/cgroup.controllers").empty())
             continue;
-        std::string subtree = read_text(dir + "/cgroup.subtree_control");
-        if (subtree.find("memory") == std::string::npos &&
-            !write_cgroup_file(dir + "/cgroup.subtree_control", "+memory")) {
-            missing_ = "the memory controller cannot be enabled below " + dir +
-                       " (cgroup v2 lets no cgroup with processes of its own do that)";
-            continue;
+        // cgroup v2 enables no controller below a cgroup that holds processes (but the root):
+        // where kbench's own cgroup holds it (and whatever started it), its sandboxes' cgroups
+        // go below the nearest ancestor that has the memory controller enabled for its
+        // children, or can have it, beside kbench's own cgroup. No process is moved but the
+        // sandboxes', and the limits of every ancestor still hold.
+        for (std::string dir = own;; dir = dir.substr(0, dir.rfind('/'))) {
+            if (dir.size() < std::string(mount).size()) break;
+            std::string subtree = read_text(dir + "/cgroup.subtree_control");
+            bool ok = writable_dir(dir) &&
+                      (subtree.find("memory") != std::string::npos ||
+                       write_cgroup_file(dir + "/cgroup.subtree_control", "+memory"));
+            if (!ok) {
+                if (missing_.empty())
+                    missing_ = "the memory controller cannot be enabled below " + own +
+                               " or any cgroup above it (cgroup v2 lets no cgroup with "
+                               "processes of its own do that)";
+                if (dir == mount) break;
+                continue;
+            }
+            // The pids controller too where it can be enabled: the task limit goes in the
+            // same cgroup (limit_tasks), and without it the sandbox says so.
+            if (subtree.find("pids") == std::string::npos)
+                write_cgroup_file(dir + "/cgroup.subtree_control", "+pids");
+            root_ = dir;
+            v2_ = true;
+            missing_.clear();
+            remove_stale_cgroups(root_);
+            return;
         }
-        // The pids controller too where it can be enabled: the task limit goes in the same
-        // cgroup (limit_tasks), and without it the sandbox says so.
-        if (subtree.find("pids") == std::string::npos)
-            write_cgroup_file(dir + "/cgroup.subtree_control", "+pids");
-        root_ = dir;
-        v2_ = true;
-        remove_stale_cgroups(root_);
-        return;
     }
     if (missing_.empty())
         missing_ = "no writable memory cgroup (cgroup v1 or v2) for kbench's processes";

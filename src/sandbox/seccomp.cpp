@@ -136,6 +136,16 @@ std::vector<sock_filter> refusing(const std::vector<long>& calls) {
 std::vector<sock_filter> program() {
     const std::uint32_t arg0 = offsetof(seccomp_data, args[0]);  // low half on little-endian
     std::vector<sock_filter> p = refusing(refused());
+    // mremap with an old size of 0 makes a second mapping of the same shared pages: a
+    // candidate's output over kbench's buffer at an address kbench does not know. Refused.
+    const std::uint32_t arg1 = offsetof(seccomp_data, args[1]);
+    p.push_back(bpf_jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_mremap, 0, 6));
+    p.push_back(bpf_statement(BPF_LD | BPF_W | BPF_ABS, arg1));
+    p.push_back(bpf_jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 3));
+    p.push_back(bpf_statement(BPF_LD | BPF_W | BPF_ABS, arg1 + 4));
+    p.push_back(bpf_jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1));
+    p.push_back(bpf_statement(BPF_RET | BPF_K, kEperm));
+    p.push_back(bpf_statement(BPF_RET | BPF_K, kAllow));
 #ifdef SYS_clone3
     p.push_back(bpf_jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1));
     p.push_back(bpf_statement(BPF_RET | BPF_K, kEnosys));

@@ -212,15 +212,18 @@ std::vector<std::string> BuilderPool::readable_support(
     return {it->second};
 }
 
-std::map<std::string, std::string> BuilderPool::prepare_sandbox(const std::string& key,
-                                                                const fs::path& scratch) const {
-    std::map<std::string, std::string> env = sandbox_environment(scratch);
-    env["KBENCH_PREBUILT"] = (scratch / "prebuilt").string();
+void BuilderPool::place_builds(const std::string& key, const fs::path& folder) const {
     std::string altered;
-    cache_.place_files(key, "triton", scratch / "triton");
-    if (!cache_.place_modules(key, scratch / "prebuilt", &altered) && !altered.empty())
+    cache_.place_files(key, "triton", folder / "triton");
+    if (!cache_.place_modules(key, folder / "prebuilt", &altered) && !altered.empty())
         note("the cached build for a candidate failed its check (" + altered +
              "); the sandbox builds it again");
+}
+
+std::map<std::string, std::string> BuilderPool::sandbox_environment(const std::string&,
+                                                                    const fs::path& scratch) const {
+    std::map<std::string, std::string> env = sandbox_environment(scratch);
+    env["KBENCH_PREBUILT"] = (scratch / "prebuilt").string();
     {
         // Should the sandbox have to build, it builds the way the builder did.
         std::lock_guard<std::mutex> guard(support_mutex_);
@@ -339,15 +342,14 @@ build::BuildRecord BuilderPool::run_builder(const CandidateSpec& candidate, cons
                        ("build-" + k.substr(0, 16) + "-" + std::to_string(builds_started_++));
     fs::create_directories(scratch);
     fs::path file = scratch / candidate.path.filename();
-    write_file_atomic(file, candidate.code);
-    fs::path built = scratch / "torch_extensions";
-    std::map<std::string, std::string> env = {{"TORCH_EXTENSIONS_DIR", built.string()},
-                                              {"TRITON_CACHE_DIR", (scratch / "triton").string()},
-                                              {"HOME", scratch.string()},
-                                              {"TMPDIR", scratch.string()},
-                                              {"USER", "kbench-sandbox"},
-                                              {"CUDA_VISIBLE_DEVICES", ""},  // builds see no GPU
-                                              {"KBENCH_BUILD_DEVICE", options_.env.device_kind}};
+    std::map<std::string, std::string> env = {
+        {"TORCH_EXTENSIONS_DIR", (scratch / "torch_extensions").string()},
+        {"TRITON_CACHE_DIR", (scratch / "triton").string()},
+        {"HOME", scratch.string()},
+        {"TMPDIR", scratch.string()},
+        {"USER", "kbench-sandbox"},
+        {"CUDA_VISIBLE_DEVICES", ""},  // builds see no GPU
+        {"KBENCH_BUILD_DEVICE", options_.env.device_kind}};
     {
         std::lock_guard<std::mutex> guard(mutex_);
         if (!architectures_.empty()) env["TORCH_CUDA_ARCH_LIST"] = architectures_;
@@ -361,12 +363,18 @@ build::BuildRecord BuilderPool::run_builder(const CandidateSpec& candidate, cons
     // then takes the time of the slower one, not of both, and a full pool only time-shares.
     env["MAX_JOBS"] =
         std::to_string(std::max(2u, std::thread::hardware_concurrency() / unsigned(width())));
-    fs::create_directories(built);
     options_.policy.hand_over(scratch, options_.scratch_dir);
 
     double limit = options_.limit_s;
     SandboxProcess process(*zygote_, {"builder", "cpu", scratch, env,
                                       options_.policy.lockdown(scratch, readable_support(env))});
+    // Its folder (a tmpfs of its own under the disk quota) is filled once it has started; it
+    // reads nothing there before it is asked to build.
+    const fs::path folder = process.folder();
+    const fs::path built = folder / "torch_extensions";
+    write_file_atomic(folder / candidate.path.filename(), candidate.code);
+    fs::create_directories(built);
+    options_.policy.hand_over_contents(folder);
     auto deadline = start + std::chrono::milliseconds(long(limit * 1000));
     // Replies are waited for a quarter of a second at a time: an abandoned build ends at once.
     auto slice = [&] { return std::clamp(seconds_left(deadline), 0.0, 0.25); };
@@ -417,6 +425,9 @@ build::BuildRecord BuilderPool::run_builder(const CandidateSpec& candidate, cons
         record.log = capped(record.log, 64000);
         record.seconds = seconds_since(start);
     }
+    if (record.status != "ok")
+        if (std::string full = process.full_folder(); !full.empty())
+            record.log = "error: the build failed and " + full + "\n" + record.log;
     // Timeouts are not kept: a loaded machine may build it next time. Everything the builder
     // made goes into the cache by kbench's hand, with its hashes.
     if (record.status != "timeout")

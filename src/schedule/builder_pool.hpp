@@ -99,10 +99,14 @@ class BuilderPool {
     // where kbench's scratch folder is otherwise hidden from it), if any.
     static std::vector<std::string> readable_support(const std::map<std::string, std::string>& env);
 
-    // Places the candidate's checked extension modules in a sandbox's folder and returns the
-    // environment that makes the sandbox use them, build only there, and keep its caches there.
-    std::map<std::string, std::string> prepare_sandbox(const std::string& key,
-                                                       const fs::path& scratch) const;
+    // The environment that makes a sandbox whose folder is scratch use the candidate's checked
+    // extension modules (placed there by place_builds), build only there, and keep its caches
+    // there.
+    std::map<std::string, std::string> sandbox_environment(const std::string& key,
+                                                           const fs::path& scratch) const;
+    // Places the candidate's checked extension modules and kept Triton cache in a sandbox's
+    // folder (as kbench reaches it: SandboxProcess::folder).
+    void place_builds(const std::string& key, const fs::path& folder) const;
 
     // Keeps what the candidate's sandbox compiled at run time (Triton's cache) for its next
     // sandboxes, checked like any other build.

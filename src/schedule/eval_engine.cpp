@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <semaphore>
@@ -179,6 +180,36 @@ EvalEngine::~EvalEngine() {
     if (!own_cores_.empty()) sandbox::place_threads(::getpid(), own_cores_);
 }
 
+namespace {
+
+// The first failure of kbench's own in one of run()'s threads (a store or a folder it cannot
+// write, say): every thread stops after the item it has, and run() throws it once all have, so
+// that no exception ends the process from a thread and every verdict before it is kept.
+class FirstFailure {
+  public:
+    template <typename Body>
+    void guard(Body&& body) {
+        try {
+            body();
+        } catch (...) {
+            std::lock_guard<std::mutex> hold(mutex_);
+            if (!error_) error_ = std::current_exception();
+            failed_ = true;
+        }
+    }
+    bool failed() const { return failed_; }
+    void rethrow() const {
+        if (error_) std::rethrow_exception(error_);
+    }
+
+  private:
+    std::mutex mutex_;
+    std::exception_ptr error_;
+    std::atomic<bool> failed_ = false;
+};
+
+}  // namespace
+
 void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink,
                      const StartHook& on_start) {
     if (items.empty() || InterruptGuard::interrupted()) return;
@@ -205,11 +236,12 @@ void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink
     // On a CPU, builds would disturb timings: finish them first. On GPUs, build while evaluating.
     std::thread prebuild;
     std::atomic<bool> prebuilding = !cpu;
+    FirstFailure failure;
     if (cpu)
         builds_->prebuild(specs);
     else
         prebuild = std::thread([&] {
-            builds_->prebuild(specs);
+            failure.guard([&] { builds_->prebuild(specs); });
             prebuilding = false;
         });
     try {
@@ -232,43 +264,48 @@ void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink
     for (std::size_t d = 0; d < devices_.size(); ++d) {
         if (!evaluators_[d]) continue;
         workers.emplace_back([&, d] {
-            // The device's next item is taken from the queue once the candidate before it has
-            // ended (a ready one only; on a CPU every build is done by then), so that its
-            // sandbox starts beside the end of that evaluation.
-            std::optional<std::size_t> taken;
-            Evaluator::Upcoming upcoming = [&]() -> std::optional<CandidateSpec> {
-                if (taken || InterruptGuard::interrupted()) return std::nullopt;
-                taken = queue.next_ready(
-                    d, ready ? ready : [](std::size_t) { return true; });
-                if (!taken) return std::nullopt;
-                return specs[*taken];
-            };
-            while (!InterruptGuard::interrupted()) {
-                std::optional<std::size_t> index = std::exchange(taken, std::nullopt);
-                if (!index) {
-                    while (ready && prebuilding && !InterruptGuard::interrupted() &&
-                           queue.pending() > 0 && !queue.any_ready(ready))
-                        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-                    index = queue.next(d, ready);
+            failure.guard([&] {
+                // The device's next item is taken from the queue once the candidate before it has
+                // ended (a ready one only; on a CPU every build is done by then), so that its
+                // sandbox starts beside the end of that evaluation.
+                std::optional<std::size_t> taken;
+                Evaluator::Upcoming upcoming = [&]() -> std::optional<CandidateSpec> {
+                    if (taken || InterruptGuard::interrupted() || failure.failed())
+                        return std::nullopt;
+                    taken = queue.next_ready(
+                        d, ready ? ready : [](std::size_t) { return true; });
+                    if (!taken) return std::nullopt;
+                    return specs[*taken];
+                };
+                while (!InterruptGuard::interrupted() && !failure.failed()) {
+                    std::optional<std::size_t> index = std::exchange(taken, std::nullopt);
+                    if (!index) {
+                        while (ready && prebuilding && !InterruptGuard::interrupted() &&
+                               queue.pending() > 0 && !queue.any_ready(ready))
+                            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                        index = queue.next(d, ready);
+                    }
+                    if (!index) return;
+                    const EvalItem& item = items[*index];
+                    if (on_start) {
+                        std::lock_guard<std::mutex> guard(sink_mutex);
+                        on_start(item);
+                    }
+                    if (!evaluate(d, item, specs[*index], sink, sink_mutex, upcoming)) {
+                        if (InterruptGuard::interrupted()) return;
+                        // This device is lost: its items go to the others.
+                        if (taken) queue.give_back(d, *std::exchange(taken, std::nullopt));
+                        queue.give_back(d, *index);
+                        return;
+                    }
                 }
-                if (!index) return;
-                const EvalItem& item = items[*index];
-                if (on_start) {
-                    std::lock_guard<std::mutex> guard(sink_mutex);
-                    on_start(item);
-                }
-                if (!evaluate(d, item, specs[*index], sink, sink_mutex, upcoming)) {
-                    if (InterruptGuard::interrupted()) return;
-                    // This device is lost: its items go to the others.
-                    if (taken) queue.give_back(d, *std::exchange(taken, std::nullopt));
-                    queue.give_back(d, *index);
-                    return;
-                }
-            }
+            });
         });
     }
     for (auto& t : workers) t.join();
+    if (failure.failed()) builds_->stop_prebuilding(true);
     if (prebuild.joinable()) prebuild.join();
+    failure.rethrow();
     if (InterruptGuard::interrupted()) return;
     check_devices_left();
 }
@@ -374,13 +411,14 @@ void EvalEngine::run(ItemFeed& feed, const VerdictSink& sink, const StartHook& o
     // pool bounds how many build at once). On a CPU builds would disturb timings: each is
     // built when its evaluation begins.
     std::counting_semaphore<1024> building(std::clamp(builds_->width(), 1, 1024));
+    FirstFailure failure;
     if (!cpu)
         feed.on_push([&](const EvalItem& item) {
             std::lock_guard<std::mutex> guard(builds_mutex);
             builds.emplace_back(
-                [this, &building, spec = candidate_spec(item, options_.config.mode)] {
+                [this, &building, &failure, spec = candidate_spec(item, options_.config.mode)] {
                     building.acquire();
-                    builds_->prebuild({spec});
+                    failure.guard([&] { builds_->prebuild({spec}); });
                     building.release();
                 });
         });
@@ -397,25 +435,34 @@ void EvalEngine::run(ItemFeed& feed, const VerdictSink& sink, const StartHook& o
     for (std::size_t d = 0; d < devices_.size(); ++d) {
         if (!evaluators_[d]) continue;
         workers.emplace_back([&, d] {
-            while (!InterruptGuard::interrupted()) {
-                auto item = feed.next();
-                if (!item) return;
-                CandidateSpec spec = candidate_spec(*item, options_.config.mode);
-                if (on_start) {
-                    std::lock_guard<std::mutex> guard(sink_mutex);
-                    on_start(*item);
+            failure.guard([&] {
+                while (!InterruptGuard::interrupted() && !failure.failed()) {
+                    auto item = feed.next();
+                    if (!item) return;
+                    if (failure.failed()) {
+                        feed.give_back(std::move(*item));
+                        return;
+                    }
+                    CandidateSpec spec = candidate_spec(*item, options_.config.mode);
+                    if (on_start) {
+                        std::lock_guard<std::mutex> guard(sink_mutex);
+                        on_start(*item);
+                    }
+                    if (!evaluate(d, *item, spec, sink, sink_mutex)) {
+                        if (!InterruptGuard::interrupted()) feed.give_back(std::move(*item));
+                        return;
+                    }
                 }
-                if (!evaluate(d, *item, spec, sink, sink_mutex)) {
-                    if (!InterruptGuard::interrupted()) feed.give_back(std::move(*item));
-                    return;
-                }
-            }
+            });
+            // The others waiting for items end too.
+            if (failure.failed()) feed.close();
         });
     }
     for (auto& t : workers) t.join();
     feed.on_push({});
     std::lock_guard<std::mutex> guard(builds_mutex);
     for (auto& t : builds) t.join();
+    failure.rethrow();
     if (InterruptGuard::interrupted()) return;
     check_devices_left();
 }

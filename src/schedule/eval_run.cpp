@@ -32,6 +32,7 @@ fs::path writable_folder(const fs::path& dir) {
 EvalRun::EvalRun(const fs::path& run_dir, const std::optional<fs::path>& db,
                  const CheckConfig& settings, std::vector<EvalItem> items, bool force)
     : dir_(writable_folder(run_dir)), settings_(settings), items_(std::move(items)) {
+    require_free_space(dir_, "the run's folder", "--runs-dir (or --run)");
     lock_ = std::make_unique<store::RunLock>(dir_);
     store_ = store::open_sqlite_store(db ? *db : dir_ / "kbench.db");
     // A run keeps the settings it was made with: other settings are another run.
@@ -229,15 +230,28 @@ report::RunOutcome EvalRun::execute(const std::optional<EngineOptions>& engine,
             in_flight_.push_back(item.key);
         };
         EvalEngine workers(*engine);  // started once: every pass below uses its workers
-        for (std::size_t index : plan_.suspects) {
-            if (log)
-                log(items_[index].candidate.source +
-                    ": the last run stopped while evaluating it; evaluating it alone first");
-            workers.run({items_[index]}, stored, started);
+        try {
+            for (std::size_t index : plan_.suspects) {
+                if (log)
+                    log(items_[index].candidate.source +
+                        ": the last run stopped while evaluating it; evaluating it alone first");
+                workers.run({items_[index]}, stored, started);
+            }
+            std::vector<EvalItem> rest;
+            for (std::size_t index : plan_.rest) rest.push_back(items_[index]);
+            workers.run(rest, stored, started);
+        } catch (...) {
+            // kbench's own failure (its store or its folders could not be written): the
+            // evaluations under way are no attempts of their candidates, where the store can
+            // still say so; what it holds is kept, and the same command resumes from there.
+            std::lock_guard<std::mutex> hold(record_mutex_);
+            for (const auto& key : in_flight_) try {
+                    store_->cancel_attempt(key);
+                } catch (const std::exception&) {
+                }
+            in_flight_.clear();
+            throw;
         }
-        std::vector<EvalItem> rest;
-        for (std::size_t index : plan_.rest) rest.push_back(items_[index]);
-        workers.run(rest, stored, started);
     }
     for (const auto& h : InterruptGuard::take_all_hostile())
         if (log)

@@ -404,17 +404,8 @@ std::unique_ptr<Evaluator::Staged> Evaluator::stage(const CandidateSpec& candida
     staged->scratch = options_.scratch_dir / ("sandbox-" + std::to_string(++sandbox_count_));
     fs::create_directories(staged->scratch);
     staged->file = staged->scratch / candidate.path.filename();
-    write_file_atomic(staged->file, candidate.code);
-    std::map<std::string, std::string> env = builds_.prepare_sandbox(build_key, staged->scratch);
-    // The candidate's modules as kbench placed them, read before they are the dedicated
-    // user's and before its process starts.
-    std::error_code missing;
-    std::vector<fs::path> modules;
-    for (const auto& entry :
-         fs::recursive_directory_iterator(staged->scratch / "prebuilt", missing))
-        if (entry.is_regular_file() && entry.path().extension() == ".so")
-            modules.push_back(entry.path());
-    staged->origins = integrity::KernelOrigins::of(builds_.review(candidate), modules);
+    std::map<std::string, std::string> env =
+        builds_.sandbox_environment(build_key, staged->scratch);
     options_.policy.hand_over(staged->scratch, options_.scratch_dir);
     auto forked = Clock::now();
     staged->sandbox = std::make_unique<SandboxProcess>(
@@ -422,6 +413,20 @@ std::unique_ptr<Evaluator::Staged> Evaluator::stage(const CandidateSpec& candida
         SandboxProcess::Options{
             "sandbox", options_.env.device_kind, staged->scratch, env,
             options_.policy.lockdown(staged->scratch, BuilderPool::readable_support(env))});
+    // Its folder (a tmpfs of its own under the disk quota) is filled once it has started: until
+    // the judge has it load the candidate, it runs kbench's code only and reads nothing there.
+    const fs::path folder = staged->sandbox->folder();
+    write_file_atomic(folder / candidate.path.filename(), candidate.code);
+    builds_.place_builds(build_key, folder);
+    // The candidate's modules as kbench placed them, read before they are the dedicated
+    // user's and before the candidate is loaded.
+    std::error_code missing;
+    std::vector<fs::path> modules;
+    for (const auto& entry : fs::recursive_directory_iterator(folder / "prebuilt", missing))
+        if (entry.is_regular_file() && entry.path().extension() == ".so")
+            modules.push_back(entry.path());
+    staged->origins = integrity::KernelOrigins::of(builds_.review(candidate), modules);
+    options_.policy.hand_over_contents(folder);
     staged->start_s = seconds_since(forked);
     return staged;
 }
@@ -492,18 +497,21 @@ void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& cand
         context.prestart_reference = [&, this] {
             if (reference) return;
             fs::create_directories(reference_scratch / "home");
-            // The reference as a candidate: its Model serves as ModelNew. The file and its
-            // folder stay kbench's (read-only to the dedicated user, whom every sandbox shares:
-            // where Landlock is off, a candidate of another kbench command could otherwise
-            // rewrite it); the sandbox writes only in home.
-            write_file_atomic(reference_scratch / "reference.py",
-                              problem.code + "\n\nModelNew = Model\n");
             auto reference_env = BuilderPool::sandbox_environment(reference_scratch / "home");
             options_.policy.hand_over(reference_scratch / "home", options_.scratch_dir);
             reference.emplace(zygote(),
                               SandboxProcess::Options{"sandbox", options_.env.device_kind,
                                                       reference_scratch, reference_env,
                                                       options_.policy.lockdown(reference_scratch)});
+            // The reference as a candidate: its Model serves as ModelNew. Without the disk
+            // quota the file and its folder stay kbench's (read-only to the dedicated user, whom
+            // every sandbox shares: where Landlock is off, a candidate of another kbench command
+            // could otherwise rewrite it) and the sandbox writes only in home; with it, they
+            // are in a tmpfs that no other process sees.
+            const fs::path folder = reference->folder();
+            write_file_atomic(folder / "reference.py", problem.code + "\n\nModelNew = Model\n");
+            fs::create_directories(folder / "home");
+            options_.policy.hand_over_contents(folder / "home");
         };
         context.reference_first =
             plan_ && plan_->reference_exports && device_info_.value("type", "") == "cuda";
@@ -578,9 +586,12 @@ void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& cand
         };
     }
     run_pipeline(context, sandbox.take_control(), sandbox.pid(), file.string());
+    if (v.status != Status::correct)
+        if (std::string full = sandbox.full_folder(); !full.empty()) v.reason += " (" + full + ")";
     // Started for a timing that never came: nothing of it is needed.
     if (reference) reference_attached ? reference->finish() : reference->kill();
-    if (v.status == Status::correct) builds_.keep_run_time_builds(builds_.key(candidate), scratch);
+    if (v.status == Status::correct)
+        builds_.keep_run_time_builds(builds_.key(candidate), sandbox.folder());
     std::error_code ignored;
     fs::remove_all(scratch, ignored);
     if (!reference_scratch.empty()) fs::remove_all(reference_scratch, ignored);

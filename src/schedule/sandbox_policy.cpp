@@ -53,6 +53,12 @@ SandboxPolicy SandboxPolicy::decide(const std::string& python) {
                              : std::uint64_t(::sysconf(_SC_PHYS_PAGES)) *
                                    std::uint64_t(::sysconf(_SC_PAGESIZE)) / 2;
 
+    double disk_gib = std::atof(env_or("KBENCH_SANDBOX_DISK_GIB", "2").c_str());
+    if (disk_gib <= 0)
+        throw UsageError("KBENCH_SANDBOX_DISK_GIB must be a positive number of GiB",
+                         "unset it for the default (2), or give a size such as 4");
+    p.disk_bytes = std::uint64_t(disk_gib * double(1ull << 30));
+
     if (::geteuid() != 0 ||
         std::find(p.disabled.begin(), p.disabled.end(), "identity") != p.disabled.end())
         return p;
@@ -92,6 +98,7 @@ sandbox::LockdownSpec SandboxPolicy::lockdown(const fs::path& scratch,
     s.uid = uid;
     s.gid = gid;
     s.memory_bytes = memory_bytes;
+    s.disk_bytes = disk_bytes;
     s.disabled = disabled;
     s.disabled_reason = disabled_reason;
     s.identity_missing = identity_missing;
@@ -110,6 +117,11 @@ void SandboxPolicy::hand_over(const fs::path& dir, const fs::path& root) const {
             if (up == root || up == up.parent_path()) break;
         }
     }
+    hand_over_contents(dir);
+}
+
+void SandboxPolicy::hand_over_contents(const fs::path& dir) const {
+    if (uid < 0) return;
     (void)!::chown(dir.c_str(), uid_t(uid), gid_t(gid));
     std::error_code ignored;
     for (const auto& entry : fs::recursive_directory_iterator(dir, ignored))

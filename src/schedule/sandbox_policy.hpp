@@ -18,13 +18,15 @@ struct SandboxPolicy {
     std::vector<std::string> disabled;  // layers forced off
     std::string disabled_reason;
     std::uint64_t memory_bytes = 0;
+    std::uint64_t disk_bytes = 0;  // each process's own folder: a tmpfs of this size
     // kbench's scratch folder for the command: a process sees only its own folder in it (and
     // the read-only ones it is given), never another sandbox's or builder's. Empty: not hidden.
     std::string private_root;
 
     // From the environment: KBENCH_SANDBOX_USER (default nobody; used when kbench runs as
     // root and that user can read the Python environment), KBENCH_SANDBOX_MEMORY_GIB (default
-    // half the machine's memory), KBENCH_SANDBOX_DISABLE (layers to leave off, comma-separated:
+    // half the machine's memory), KBENCH_SANDBOX_DISK_GIB (each sandbox's and builder's folder,
+    // default 2), KBENCH_SANDBOX_DISABLE (layers to leave off, comma-separated:
     // for diagnosis; every verdict then says so). Throws UsageError for a layer or user that
     // does not exist.
     static SandboxPolicy decide(const std::string& python);
@@ -36,6 +38,8 @@ struct SandboxPolicy {
     // Makes dir (and what is in it) the dedicated user's, and kbench's own folders between it
     // and root (a scratch folder kbench made) passable.
     void hand_over(const fs::path& dir, const fs::path& root) const;
+    // Makes what is in dir (and dir) the dedicated user's.
+    void hand_over_contents(const fs::path& dir) const;
 };
 
 }  // namespace kbench::schedule

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -40,8 +41,9 @@ SandboxProcess::SandboxProcess(WorkerProcess& zygote, const Options& options) : 
     protocol::ForkRequest request{options.role, options.device_kind, options.cwd.string(),
                                   options.env, lockdown};
     protocol::Reply<protocol::Forked> reply;
+    std::vector<int> folders;
     try {
-        reply = zygote_.call<protocol::Forked>(request, 60, {theirs, output_write});
+        reply = zygote_.call<protocol::Forked>(request, 60, {theirs, output_write}, &folders);
     } catch (...) {
         for (int fd : {ours, theirs, output_read, output_write}) ::close(fd);
         throw;
@@ -56,6 +58,26 @@ SandboxProcess::SandboxProcess(WorkerProcess& zygote, const Options& options) : 
     pid_ = pid_t(reply.value->pid);
     body_pid_ = pid_t(reply.value->body_pid);
     layers_ = reply.value->layers;
+    cwd_ = options.cwd;
+    // Its folder under the quota, as it sees it: the one writable folder (its cwd).
+    if (folders.size() == 1 && lockdown.writable.size() == 1 && lockdown.writable[0] == cwd_)
+        folder_fd_ = folders[0];
+    else
+        for (int fd : folders) ::close(fd);
+}
+
+fs::path SandboxProcess::folder() const {
+    return folder_fd_ >= 0 ? fs::path("/proc/self/fd/" + std::to_string(folder_fd_)) : cwd_;
+}
+
+std::string SandboxProcess::full_folder() const {
+    struct statfs st {};
+    if (folder_fd_ < 0 || ::fstatfs(folder_fd_, &st) != 0) return "";
+    auto bytes = [&](std::uint64_t blocks) { return blocks * std::uint64_t(st.f_bsize); };
+    if (bytes(st.f_bavail) >= (1u << 20) && st.f_ffree > 0) return "";
+    return "its folder was full: the disk quota of " + std::to_string(bytes(st.f_blocks) >> 20) +
+           " MiB and " + std::to_string(sandbox::kDiskFiles) +
+           " files (KBENCH_SANDBOX_DISK_GIB sets the size)";
 }
 
 SandboxProcess::~SandboxProcess() {
@@ -63,6 +85,7 @@ SandboxProcess::~SandboxProcess() {
         if (!exit_) kill();
     } catch (...) {
     }
+    if (folder_fd_ >= 0) ::close(folder_fd_);
 }
 
 int SandboxProcess::take_control() {

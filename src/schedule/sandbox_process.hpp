@@ -2,6 +2,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -58,6 +59,14 @@ class SandboxProcess {
     // Whether its process is still there (not ended, not a zombie).
     bool running() const;
 
+    // Its own folder as kbench reaches it: under disk_quota the tmpfs it sees at its cwd (through
+    // a descriptor of kbench's, valid until this object ends, after the process too), else its
+    // cwd. kbench places its files there once it has started, and reads what it made there.
+    fs::path folder() const;
+    // Says so when its folder is full under the disk quota (within 1 MiB, or no file left);
+    // empty otherwise.
+    std::string full_folder() const;
+
     pid_t pid() const { return pid_; }
     pid_t body_pid() const { return body_pid_; }
     const sandbox::LayerReport& layers() const { return layers_; }
@@ -77,6 +86,8 @@ class SandboxProcess {
     pid_t pid_ = -1;
     pid_t body_pid_ = -1;
     sandbox::LayerReport layers_;
+    fs::path cwd_;
+    int folder_fd_ = -1;
     std::unique_ptr<sandbox::Channel> channel_;
     std::unique_ptr<sandbox::OutputDrain> drain_;
     std::optional<ConfinedExit> exit_;

@@ -66,7 +66,7 @@ WorkerProcess::WorkerProcess(const WorkerEnvironment& env, const std::string& ro
     }
     ::close(log_fd);
     ::close(theirs);
-    channel_ = std::make_unique<sandbox::Channel>(ours, -1);
+    channel_ = std::make_unique<sandbox::Channel>(ours, -1, 32 << 10, true);
 }
 
 WorkerProcess::~WorkerProcess() {
@@ -121,7 +121,8 @@ const json& WorkerProcess::hello(double timeout_s) {
     return *hello_;
 }
 
-json WorkerProcess::request(const json& body, double timeout_s, const std::vector<int>& fds) {
+json WorkerProcess::request(const json& body, double timeout_s, const std::vector<int>& fds,
+                            std::vector<int>* received) {
     std::lock_guard<std::mutex> guard(request_mutex_);
     hello();
     try {
@@ -131,7 +132,13 @@ json WorkerProcess::request(const json& body, double timeout_s, const std::vecto
     }
     auto reply = channel_->receive(sandbox::Clock::now() +
                                    std::chrono::milliseconds(long(timeout_s * 1000)));
-    if (reply.event == sandbox::Channel::Event::message) return reply.body;
+    if (reply.event == sandbox::Channel::Event::message) {
+        if (received)
+            *received = std::move(reply.fds);
+        else
+            for (int fd : reply.fds) ::close(fd);
+        return reply.body;
+    }
     std::string what = reply.event == sandbox::Channel::Event::timed_out
                            ? "did not answer '" + body.value("op", std::string()) + "' within " +
                                  std::to_string(int(timeout_s)) + " s"

@@ -46,15 +46,18 @@ class WorkerProcess {
     // Waits for the worker's first message; throws InfraError if it fails to start.
     const json& hello(double timeout_s = 300);
     // One request and its reply; throws InfraError when the worker dies or overruns.
-    // Safe to call from several threads: requests are served one at a time.
-    json request(const json& body, double timeout_s, const std::vector<int>& fds = {});
+    // Safe to call from several threads: requests are served one at a time. Descriptors that
+    // come with the reply go to received (the caller's), or are closed.
+    json request(const json& body, double timeout_s, const std::vector<int>& fds = {},
+                 std::vector<int>* received = nullptr);
 
     // A typed request and its typed reply (payload or fault); a reply that breaks the protocol
     // is the harness's failure (InfraError), since workers are kbench's own.
     template <typename Reply, typename Request>
     protocol::Reply<Reply> call(const Request& r, double timeout_s,
-                                const std::vector<int>& fds = {}) {
-        json body = request(protocol::request_json(r), timeout_s, fds);
+                                const std::vector<int>& fds = {},
+                                std::vector<int>* received = nullptr) {
+        json body = request(protocol::request_json(r), timeout_s, fds, received);
         try {
             return protocol::read_reply<Reply>(body, role_ + " reply");
         } catch (const ProtocolError& e) {

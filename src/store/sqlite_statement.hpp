@@ -9,11 +9,23 @@
 
 namespace kbench::store {
 
+// SQLite's failure as kbench's error; one of a full disk or of the files says what to do.
+inline InfraError sqlite_error(sqlite3* db, const std::string& text) {
+    int code = sqlite3_extended_errcode(db) & 0xff;
+    std::string hint;
+    if (code == SQLITE_FULL || code == SQLITE_IOERR || code == SQLITE_READONLY)
+        hint =
+            "free space (df -h) on the filesystem of the run's folder, then run the same "
+            "command again: every verdict stored before this failure is kept, and the run "
+            "resumes from there";
+    return InfraError("SQLite: " + text, hint);
+}
+
 class Statement {
   public:
     Statement(sqlite3* db, const char* sql) : db_(db) {
         if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK)
-            throw InfraError(std::string("SQLite: ") + sqlite3_errmsg(db));
+            throw sqlite_error(db, sqlite3_errmsg(db));
     }
     ~Statement() { sqlite3_finalize(stmt_); }
     Statement(const Statement&) = delete;
@@ -43,7 +55,7 @@ class Statement {
         int rc = sqlite3_step(stmt_);
         if (rc == SQLITE_ROW) return true;
         if (rc == SQLITE_DONE) return false;
-        throw InfraError(std::string("SQLite: ") + sqlite3_errmsg(db_));
+        throw sqlite_error(db_, sqlite3_errmsg(db_));
     }
     std::string text(int column) const {
         auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
@@ -65,7 +77,7 @@ inline void exec_sql(sqlite3* db, const char* sql) {
     if (sqlite3_exec(db, sql, nullptr, nullptr, &error) != SQLITE_OK) {
         std::string text = error ? error : "?";
         sqlite3_free(error);
-        throw InfraError("SQLite: " + text);
+        throw sqlite_error(db, text);
     }
 }
 

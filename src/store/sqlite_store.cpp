@@ -153,7 +153,7 @@ class SqliteStore final : public VerdictStore {
         if (sqlite3_exec(db_, sql, nullptr, nullptr, &error) != SQLITE_OK) {
             std::string text = error ? error : "?";
             sqlite3_free(error);
-            throw InfraError("SQLite: " + text);
+            throw sqlite_error(db_, text);
         }
     }
 

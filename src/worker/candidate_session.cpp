@@ -599,7 +599,12 @@ std::string CandidateSession::reference_name_hint(const std::string& error) cons
 
 void CandidateSession::load(const protocol::LoadRequest& request) {
     exchange_.set_deadline(request.limit_s, "load");
+    // Its folder as it sees it (in its mount namespace, a tmpfs under the disk quota), where
+    // the judge may look; else the path alone.
     folder_ = fs::path(request.candidate_file).parent_path();
+    fs::path seen = "/proc/" + std::to_string(exchange_.serving_pid()) + "/root" + folder_.string();
+    std::error_code hidden;
+    if (fs::is_directory(seen, hidden)) folder_ = seen;
     protocol::LoadCandidate load;
     load.candidate_file = request.candidate_file;
     load.seed = p_.seed;

@@ -44,7 +44,7 @@ namespace {
 
 // The sandbox's process that serves the protocol: the body at the end of the chain its
 // launcher, init (or subreaper) make, read before any code of the candidate's exists there.
-long serving_pid(pid_t sandbox) {
+long find_serving_pid(pid_t sandbox) {
     long pid = long(sandbox);
     for (int depth = 0; depth < 4; ++depth) {
         std::ifstream children("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) +
@@ -63,7 +63,8 @@ Exchange::Exchange(int fd, const Device& device, pid_t sandbox_pid)
       fd_(fd),
       device_(device),
       sandbox_pid_(sandbox_pid),
-      sandbox_delay_(serving_pid(sandbox_pid)) {
+      serving_pid_(pid_t(find_serving_pid(sandbox_pid))),
+      sandbox_delay_(serving_pid_) {
     int flags = ::fcntl(fd_, F_GETFL, 0);
     ::fcntl(fd_, F_SETFL, flags | O_NONBLOCK);
 }
@@ -159,22 +160,7 @@ json Exchange::receive() {
         ssize_t n = 0;
         if (accept_fds_) {
             // Descriptors ride on this reply (exported outputs): taken, and closed unless used.
-            iovec iov{buffer, sizeof buffer};
-            msghdr msg{};
-            msg.msg_iov = &iov;
-            msg.msg_iovlen = 1;
-            alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 64)];
-            msg.msg_control = control;
-            msg.msg_controllen = sizeof control;
-            n = ::recvmsg(fd_, &msg, MSG_CMSG_CLOEXEC);
-            if (n > 0 && (msg.msg_flags & MSG_CTRUNC)) fds_truncated_ = true;
-            if (n > 0)
-                for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-                    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-                    std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                    const int* p = reinterpret_cast<const int*>(CMSG_DATA(c));
-                    received_fds_.insert(received_fds_.end(), p, p + count);
-                }
+            n = sandbox::receive_some(fd_, buffer, sizeof buffer, received_fds_, &fds_truncated_);
         } else {
             // Descriptors a sandbox sends unasked are dropped by the kernel with the read.
             n = ::read(fd_, buffer, sizeof buffer);

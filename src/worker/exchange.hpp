@@ -113,6 +113,8 @@ class Exchange {
     // after its reply; the judge drops its own with release_request(), once the request's
     // checks are done, so one request's memory exists at a time.
     void set_transient(bool on) { transient_ = on; }
+    // The sandbox's process that serves the protocol (its body), as the judge sees it.
+    pid_t serving_pid() const { return serving_pid_; }
     bool transient() const { return transient_; }
     void release_request();
     // One untimed call by the reference's own sandbox (transient, a GPU), whose outputs stay in
@@ -244,7 +246,8 @@ class Exchange {
     int fd_;
     const Device& device_;
     pid_t sandbox_pid_;
-    timing::RunDelay sandbox_delay_;  // its main thread's, which serves the protocol
+    pid_t serving_pid_;               // the sandbox's process that serves the protocol
+    timing::RunDelay sandbox_delay_;  // its main thread's
     sandbox::FrameReader reader_;
     Clock::time_point deadline_ = Clock::time_point::max();
     double limit_s_ = 0;

@@ -151,7 +151,11 @@ class Zygote {
             }
             for (int fd : message->fds)
                 if (fd >= 0) ::close(fd);
-            sandbox::send_message(fd_, reply);
+            // A forked process's folders go to kbench, and no longer stay here: a folder is
+            // gone once its process and kbench's descriptor are.
+            std::vector<int> folders = std::exchange(folders_, {});
+            sandbox::send_message(fd_, reply, folders);
+            for (int fd : folders) ::close(fd);
         }
         for (auto& [pid, child] : children_) {
             ::kill(-pid, SIGKILL);
@@ -210,6 +214,7 @@ class Zygote {
         }
         ::close(out[1]);
         ::close(null);
+        for (int fd : canary.folders) ::close(fd);
         std::string text;
         char buf[512];
         for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;)
@@ -329,6 +334,7 @@ class Zygote {
         ::close(null);
         watch_process(child.process.pid);
         protocol::Forked out{child.process.pid, child.process.body_pid, child.process.layers};
+        folders_ = std::exchange(child.process.folders, {});
         // A layer dropped because CUDA cannot start under it says so, not "forced off".
         for (const auto& [layer, why] : cuda_unusable_)
             if (out.layers.missing.count(layer) &&
@@ -387,6 +393,7 @@ class Zygote {
     sandbox::PidsCgroups pids_cgroups_;
     sandbox::CpuCgroups cpu_cgroups_;
     bool cuda_checked_ = false;
+    std::vector<int> folders_;  // the last forked process's, sent with its reply
     std::map<std::string, std::string> cuda_unusable_;
 };
 

@@ -466,6 +466,86 @@ TEST(Run, ExitCodesAndOneLineErrors) {
     fs::remove_all(dir);
 }
 
+// The run's folder on a small filesystem of its own (a tmpfs in a mount namespace of the
+// test's): a start with too little free space is refused with what to do; a disk that fills
+// while kbench runs stops it with kbench's error (no crash), the verdicts stored before it are
+// kept, and the same command resumes once there is space again.
+TEST(Run, AFullDiskStopsTheRunCleanlyAndTheSameCommandResumes) {
+    if (kbench::test::run_command("unshare --mount --propagation private true").exit_code != 0)
+        GTEST_SKIP() << "no mount namespace for the test's own small filesystem here";
+    fs::path dir = kbench::make_temp_dir("kbench-test-run-disk-");
+    write_problems(dir, 3);
+    write_candidate(dir / "cands", 1, 0, kHonest);
+    write_candidate(dir / "cands", 2, 0, kSlow);
+    // Not the first one's code: the same problem and code would be the same verdict.
+    write_candidate(dir / "cands", 3, 0, std::string(kHonest) + "# the third\n");
+    auto args = eval_args(dir, "disk", dir / "cands");
+    args.push_back("--no-timing");
+    fs::path runs = dir / "runs";
+    fs::create_directories(runs);
+    std::string count = std::string(KBENCH_TEST_PYTHON) +
+                        " -c \"import sqlite3, sys; print(sqlite3.connect('file:" +
+                        (runs / "disk" / "kbench.db").string() +
+                        "?mode=ro', uri=True).execute('select count(*) from verdicts')"
+                        ".fetchone()[0])\" 2>/dev/null";
+    auto keep = [&](const std::string& name) {
+        return "cp -a " + quote((runs / "disk").string()) + " " + quote((dir / name).string()) +
+               "\n";
+    };
+    std::string script = "mount -t tmpfs -o size=100m kbench-test " + quote(runs.string()) +
+                         " || exit 99\n" + shell(args) + " > " +
+                         quote((dir / "small.txt").string()) +
+                         " 2>&1; echo small $?\n"
+                         "umount " +
+                         quote(runs.string()) + "\n" + "mount -t tmpfs -o size=600m kbench-test " +
+                         quote(runs.string()) + " || exit 99\n" + shell(args) + " > " +
+                         quote((dir / "first.txt").string()) + " 2>&1 &\n" +
+                         "pid=$!\n"
+                         "until [ \"$(" +
+                         count +
+                         ")\" -ge 1 ] 2>/dev/null; do\n"
+                         "  kill -0 $pid 2>/dev/null || break; sleep 0.1\n"
+                         "done\n"
+                         "dd if=/dev/zero of=" +
+                         quote((runs / "ballast").string()) +
+                         " bs=1M 2>/dev/null\n"
+                         "wait $pid; echo first $?\n" +
+                         keep("after-first") + "rm " + quote((runs / "ballast").string()) + "\n" +
+                         shell(args) + " > " + quote((dir / "second.txt").string()) +
+                         " 2>&1; echo second $?\n" + keep("after-second");
+    std::ofstream(dir / "disk.sh") << script;
+    auto r = kbench::test::run_command("unshare --mount --propagation private sh " +
+                                       quote((dir / "disk.sh").string()));
+    ASSERT_NE(r.exit_code, 99) << r.err;
+    std::string small = kbench::read_file(dir / "small.txt");
+    std::string first = kbench::read_file(dir / "first.txt");
+    std::string second = kbench::read_file(dir / "second.txt");
+    // Refused at the start: less than kbench needs free.
+    EXPECT_NE(r.out.find("small 2\n"), std::string::npos) << r.out << small;
+    EXPECT_NE(small.find("MiB free; kbench needs at least 512 MiB there"), std::string::npos)
+        << small;
+    EXPECT_NE(small.find("what to do: free space there"), std::string::npos) << small;
+    // Full while it runs: kbench's own error, exit 2; the verdicts stored before it are kept,
+    // none for the candidate under way (the slow one).
+    EXPECT_NE(r.out.find("first 2\n"), std::string::npos) << r.out << first;
+    EXPECT_NE(first.find("disk is full"), std::string::npos) << first;
+    EXPECT_NE(first.find("what to do: free space"), std::string::npos) << first;
+    EXPECT_EQ(first.find("terminate"), std::string::npos) << first;
+    EXPECT_EQ(first.find("internal error"), std::string::npos) << first;
+    auto kept = by_problem(dir / "after-first" / "kbench.db");
+    EXPECT_GE(kept.size(), 1u);
+    EXPECT_EQ(kept.count(2), 0u) << kept[2].verdict.dump();
+    for (const auto& [problem, v] : kept) EXPECT_EQ(v.status, "correct") << problem;
+    // Resumed: the rest, all correct, the kept ones not evaluated again.
+    EXPECT_NE(r.out.find("second 0\n"), std::string::npos) << r.out << second;
+    EXPECT_NE(second.find(std::to_string(kept.size()) + " already done"), std::string::npos)
+        << second;
+    auto all = by_problem(dir / "after-second" / "kbench.db");
+    ASSERT_EQ(all.size(), 3u) << second;
+    for (const auto& [problem, v] : all) EXPECT_EQ(v.status, "correct") << problem;
+    fs::remove_all(dir);
+}
+
 TEST(Run, ABusyMachineNeverRejectsAnHonestCandidate) {
     // CPU-bound processes beside kbench, more than the machine has cores: the judge's clock runs
     // past the claims at times, and the sandbox and the judge wait for a CPU. That costs an

@@ -1048,6 +1048,7 @@ def test_file_access(code):
     "posix_fallocate(fd, 0, 1L << 30);",
     "long r = syscall(SYS_openat, AT_FDCWD, name, 0101, 0600);",
     "long r = syscall(__NR_write, fd, buf, n);",
+    "long r = syscall(257, -100, name, 0101, 0600);",
     "FILE* f = tmpfile();",
 ])
 def test_native_file_access(native):

@@ -47,6 +47,37 @@ TEST(BuildCache, ALogThatIsNotUtf8IsStored) {
     fs::remove_all(root);
 }
 
+// A build's folder is the candidate's doing: only the modules a sandbox imports are kept, and
+// only within a bound (a build that made ballast of its folder's quota leaves it behind).
+TEST(BuildCache, OnlyTheModulesOfABuildAreKeptWithinABound) {
+    fs::path root = make_temp_dir("kbench-test-cache-");
+    BuildCache cache(root);
+    std::string key = BuildCache::key("m", Backend::cuda, Precision::fp32, "t");
+    fs::path built = root / "built";
+    fs::create_directories(built / "relu");
+    write_file_atomic(built / "relu" / "relu.so", "module");
+    write_file_atomic(built / "relu" / "relu.cuda.o", "object");
+    write_file_atomic(built / "relu" / "ballast.so", "not a module of its name");
+    cache.store(key, {"ok", "", 1.0}, built);
+    auto found = cache.lookup(key);
+    ASSERT_TRUE(found);
+    ASSERT_EQ(found->files.size(), 1u);
+    EXPECT_EQ(found->files.begin()->first, "relu/relu.so");
+    EXPECT_FALSE(fs::exists(cache.torch_extensions_dir(key) / "relu" / "relu.cuda.o"));
+    fs::path placed = root / "placed";
+    EXPECT_TRUE(cache.place_modules(key, placed, nullptr));
+    EXPECT_EQ(read_file(placed / "relu" / "relu.so"), "module");
+
+    // Over the bound (a sparse file: no disk is used for it), nothing is kept.
+    std::string big = BuildCache::key("big", Backend::cuda, Precision::fp32, "t");
+    fs::resize_file(built / "relu" / "relu.so", BuildCache::kMaxModuleBytes + 1);
+    cache.store(big, {"ok", "", 1.0}, built);
+    ASSERT_TRUE(cache.lookup(big));
+    EXPECT_TRUE(cache.lookup(big)->files.empty());
+    EXPECT_FALSE(cache.place_modules(big, root / "placed-big", nullptr));
+    fs::remove_all(root);
+}
+
 // Files a sandbox left for later sandboxes of its candidate: kept with their hashes, within
 // bounds; a set too large or of too many files is not kept.
 TEST(BuildCache, KeptFilesAreBounded) {

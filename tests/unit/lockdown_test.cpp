@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
@@ -35,6 +36,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -87,6 +89,7 @@ class Lockdown : public ::testing::Test {
         ConfinedProcess p = spawn_confined(s, {null, out[1], out[1]}, nullptr, body);
         ::close(out[1]);
         ::close(null);
+        for (int fd : p.folders) ::close(fd);
         Run r;
         r.layers = p.layers;
         r.body_pid = p.body_pid;
@@ -109,7 +112,9 @@ void say(const std::string& text) {
 }
 
 TEST_F(Lockdown, ReportsEveryLayerAsAppliedOrMissingWithAReason) {
-    Run r = run(spec(), [] { return 0; });
+    LockdownSpec s = spec();
+    s.disk_bytes = 8 << 20;
+    Run r = run(s, [] { return 0; });
     for (const std::string& layer : lockdown_layers()) {
         bool on = applied(r.layers, layer);
         bool off = r.layers.missing.count(layer) > 0;
@@ -125,6 +130,7 @@ TEST_F(Lockdown, ReportsEveryLayerAsAppliedOrMissingWithAReason) {
 TEST_F(Lockdown, EachLayerForcedOffIsReportedAsForcedOff) {
     for (const std::string& layer : lockdown_layers()) {
         LockdownSpec s = spec();
+        s.disk_bytes = 8 << 20;
         s.disabled = {layer};
         s.disabled_reason = "test";
         Run r = run(s, [] { return 0; });
@@ -435,6 +441,81 @@ TEST_F(Lockdown, SeesNoOtherFolderUnderThePrivateRoot) {
     EXPECT_TRUE(fs::exists(scratch_ / "own.txt"));
 }
 
+// A candidate that fills its folder by any path (write, fallocate, a raw openat syscall with
+// a path made from characters, a flood of empty files) stops at the quota, in a tmpfs of its
+// own: nothing reaches the disk kbench shares with its store and build cache, and kbench reads
+// what it made through its descriptor until it lets go.
+TEST_F(Lockdown, ItsFolderIsATmpfsOfItsOwnThatEveryWritePathFills) {
+    LockdownSpec s = spec();
+    s.disk_bytes = 8 << 20;
+    std::string folder = scratch_.string();
+    int out[2];
+    ASSERT_EQ(::pipe(out), 0);
+    int null = ::open("/dev/null", O_RDONLY);
+    ConfinedProcess p = spawn_confined(s, {null, out[1], out[1]}, nullptr, [&] {
+        if (::chdir(folder.c_str()) != 0) return 3;
+        char block[1 << 16];
+        std::memset(block, 0x5a, sizeof block);
+        auto fill = [&](int fd, const char* how) {
+            long long total = 0;
+            ssize_t n;
+            while ((n = ::write(fd, block, sizeof block)) > 0) total += n;
+            say(std::string(how) + " stopped at " + std::to_string(total >> 20) +
+                " MiB: " + std::strerror(errno));
+            ::close(fd);
+        };
+        fill(::open("written", O_CREAT | O_WRONLY, 0600), "write");
+        ::unlink("written");
+        int fd = ::open("allocated", O_CREAT | O_WRONLY, 0600);
+        int error = ::posix_fallocate(fd, 0, 64 << 20);
+        say(std::string("fallocate: ") + std::strerror(error));
+        ::close(fd);
+        ::unlink("allocated");
+        const char name[] = {'r', 'a', 'w', '\0'};
+        fill(int(::syscall(SYS_openat, AT_FDCWD, name, O_CREAT | O_WRONLY, 0600)), "openat");
+        ::unlink("raw");
+        int files = 0;
+        for (; files < 100000; ++files) {
+            std::string file = "f" + std::to_string(files);
+            int f = ::open(file.c_str(), O_CREAT | O_WRONLY, 0600);
+            if (f < 0) break;
+            ::close(f);
+        }
+        say("files stopped at " + std::to_string(files) + ": " + std::strerror(errno));
+        for (int i = 0; i < files; ++i) ::unlink(("f" + std::to_string(i)).c_str());
+        fill(::open("kept", O_CREAT | O_WRONLY, 0600), "kept");
+        return 0;
+    });
+    ::close(out[1]);
+    ::close(null);
+    std::string text;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) text.append(buf, n);
+    ::close(out[0]);
+    ConfinedEnd end = wait_confined(p);
+    if (!applied(p.layers, "disk_quota"))
+        GTEST_SKIP() << "no disk quota here: " << p.layers.to_json().dump();
+    ASSERT_EQ(p.folders.size(), 1u);
+    EXPECT_TRUE(end.body_status_known && WIFEXITED(end.wait_status) &&
+                WEXITSTATUS(end.wait_status) == 0)
+        << text;
+    std::string full = std::strerror(ENOSPC);
+    for (const char* how : {"write", "openat", "kept"})
+        EXPECT_TRUE(std::regex_search(
+            text, std::regex(std::string("(^|\n)") + how + " stopped at [78] MiB: " + full)))
+            << how << ": " << text;
+    EXPECT_NE(text.find("fallocate: " + full), std::string::npos) << text;
+    EXPECT_NE(text.find("files stopped at " + std::to_string(kDiskFiles - 1) + ": " + full),
+              std::string::npos)
+        << text;
+    // What it left is in its folder, not on the disk, and kbench still reads it after its end.
+    fs::path seen = "/proc/self/fd/" + std::to_string(p.folders[0]);
+    EXPECT_GE(fs::file_size(seen / "kept"), std::uintmax_t(7) << 20);
+    EXPECT_TRUE(fs::is_empty(scratch_));
+    ::close(p.folders[0]);
+    EXPECT_FALSE(fs::exists(seen));
+}
+
 TEST_F(Lockdown, CannotTraceOrReadTheMemoryOfItsParent) {
     pid_t parent = ::getpid();
     Run r = run(spec(), [&] {
@@ -487,6 +568,29 @@ TEST_F(Lockdown, NoInternetSocketsAndNoNewNamespaces) {
     EXPECT_NE(r.out.find("inet refused"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("unix ok"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("unshare refused"), std::string::npos) << r.out;
+}
+
+// A second mapping of shared pages (mremap with an old size of 0) would let a candidate return an
+// output over kbench's buffer at an address kbench does not know; moving or growing its own
+// mappings stays allowed (realloc does it).
+TEST_F(Lockdown, CannotMapSharedPagesASecondTime) {
+    Run r = run(spec(), [] {
+        void* shared =
+            ::mmap(nullptr, 1 << 16, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        void* twice = ::mremap(shared, 0, 1 << 16, MREMAP_MAYMOVE);
+        say(twice == MAP_FAILED ? std::string("second mapping refused: ") + std::strerror(errno)
+                                : "second mapping made");
+        void* own =
+            ::mmap(nullptr, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        say(::mremap(own, 1 << 16, 1 << 20, MREMAP_MAYMOVE) == MAP_FAILED ? "growing refused"
+                                                                          : "growing ok");
+        return 0;
+    });
+    if (!applied(r.layers, "seccomp")) GTEST_SKIP() << r.layers.to_json().dump();
+    EXPECT_NE(r.out.find(std::string("second mapping refused: ") + std::strerror(EPERM)),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("growing ok"), std::string::npos) << r.out;
 }
 
 TEST_F(Lockdown, CannotMoveItselfToOtherCoresOrChangeItsScheduling) {

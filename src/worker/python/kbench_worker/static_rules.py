@@ -1239,6 +1239,7 @@ NATIVE_PATTERNS = {
         (r"\b(?:SYS|__NR)_(?:open|openat|openat2|creat|write|pwrite64|fallocate|truncate|"
          r"ftruncate|rename|renameat2?|unlink|unlinkat|mkdir|mkdirat)\b",
          "names a file system call by number"),
+        (r"(?<![\w.>:])(?:::)?syscall\s*\(\s*\d", "makes a system call by its number"),
     ],
     "native_access": [
         (r"\bdl(?:m)?open\s*\(", "loads a shared object with dlopen"),
