@@ -12,13 +12,19 @@ json ProblemMemory::to_json() const {
                 {"outputs", outputs},
                 {"parameters", parameters},
                 {"call_peak", call_peak},
-                {"modifies_inputs", modifies_inputs}};
+                {"modifies_inputs", modifies_inputs},
+                {"making", making}};
 }
 
 ProblemMemory ProblemMemory::from_json(const json& j) {
     Fields f(j, "problem memory");
-    return {f.count("inputs"), f.count("outputs"), f.count("parameters"), f.count("call_peak"),
-            f.flag("modifies_inputs")};
+    return {f.count("inputs"),    f.count("outputs"),        f.count("parameters"),
+            f.count("call_peak"), f.flag("modifies_inputs"), f.count("making")};
+}
+
+bool inputs_made_on_host(const ProblemMemory& problem) {
+    return problem.making > kMakingOnDevice &&
+           problem.making > (problem.inputs + problem.outputs) / 4;
 }
 
 MemoryPlan plan_memory(const ProblemMemory& problem, std::uint64_t device_bytes, bool rounds,
@@ -60,6 +66,12 @@ MemoryPlan plan_memory(const ProblemMemory& problem, std::uint64_t device_bytes,
         plan.judge_shared = (in + out) * (rounds ? 2 : 1);
         plan.judge = plan.judge_shared + problem.parameters + in + copy + call + kJudgeWorkingBytes;
     }
+    // Making a call's inputs on the device: what the judge holds then, with the temporaries of
+    // get_inputs() (none where they are made on the host).
+    const std::uint64_t making = inputs_made_on_host(problem) ? 0 : problem.making;
+    plan.judge =
+        std::max(plan.judge, (plan.transient ? 0 : plan.judge_shared) + problem.parameters + in +
+                                 copy + making + kJudgeWorkingBytes);
     plan.arbiter = 2 * (problem.parameters + in + call);
     return plan;
 }

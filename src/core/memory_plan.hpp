@@ -21,6 +21,9 @@ struct ProblemMemory {
     std::uint64_t parameters = 0;
     std::uint64_t call_peak = 0;
     bool modifies_inputs = false;  // the reference changes an input: it runs on a copy
+    // The most making one call's inputs on the device held beyond the inputs themselves (a
+    // get_inputs() that builds a large temporary); strict mode makes them there.
+    std::uint64_t making = 0;
 
     json to_json() const;
     static ProblemMemory from_json(const json& j);  // strict (Fields)
@@ -77,6 +80,14 @@ constexpr std::uint64_t kTransientBytes = 64 * kMiB;
 // A CUDA context with PyTorch's kernels and cuBLAS's workspace loaded (about 500-600 MiB on an
 // H100 with CUDA 13).
 constexpr std::uint64_t kContextBytes = 640 * kMiB;
+
+// Whether strict mode makes a problem's inputs on the host and moves them to the device, rather
+// than making them there: where making them on the device holds more than kMakingOnDevice and a
+// quarter of a call's inputs and outputs beyond the inputs (1/93's get_inputs() builds an 8 GiB
+// mask for a 2 GiB one), which would take the judge past its bound. Slower (the host's random
+// numbers), and only for such problems.
+constexpr std::uint64_t kMakingOnDevice = 256 * kMiB;
+bool inputs_made_on_host(const ProblemMemory& problem);
 
 // strict: kbench's mode, where the reference's own sandbox may make the reference's outputs
 // (reference_exports); otherwise the judge makes them.

@@ -72,6 +72,9 @@ struct ReferenceProblem {
     std::uint64_t seed = 42;
     int trials = 5;
     bool strict = true;
+    // Strict mode makes inputs on the device, but on the host where making them there holds
+    // large temporaries (inputs_made_on_host), decided at the first call.
+    bool inputs_on_host = false;
     std::string tf32 = "off";  // the precision policy
     json precision_state;      // the judge's flags under it
     CompareSpec spec;

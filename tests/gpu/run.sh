@@ -7,7 +7,7 @@
 # to $OUT (default bench/out) as results.tar.gz (the device tool brings back few files) and
 # summary.txt.
 #
-#   tests/gpu/run.sh [STEP ...]   steps: build unit fixtures relu19 wrong19 suite interrupt refine audit ipc bandwidth
+#   tests/gpu/run.sh [STEP ...]   steps: build unit fixtures relu19 wrong19 suite interrupt refine audit ipc layers bandwidth
 #                                 health agreement (default: all, in order)
 #
 # KBENCH_BUILD_TARGETS (default: all) limits the build to the named CMake targets.
@@ -31,7 +31,7 @@ rm -rf "$OUT" && mkdir -p "$OUT" "$DEST"
 # Everything measured travels in one archive, also when a step fails.
 trap 'tar czf "$DEST/results.tar.gz" -C "$OUT" . ; grep -hE "wall_s|PASSED|FAILED|status|layer" "$OUT"/*.txt "$OUT"/*.log > "$DEST/summary.txt" 2>/dev/null' EXIT
 JSONL=${KBENCH_JSONL:-$ROOT/local/kernelbench.jsonl}
-STEPS=${*:-build unit fixtures relu19 suite interrupt refine audit ipc bandwidth health agreement}
+STEPS=${*:-build unit fixtures relu19 suite interrupt refine audit ipc layers bandwidth health agreement}
 want() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 PYTHON=${KBENCH_PYTHON:-$(command -v python3)}
 export KBENCH_CACHE=${KBENCH_CACHE:-$BUILD/cache}
@@ -104,7 +104,7 @@ if want build; then
   [ -d "$OLD_SRC" ] && { [ -x "$OLD/kbench" ] || { echo "the earlier kbench did not build"; tail -20 "$OUT/build_old.log"; }; }
 fi
 # Every step but build, ipc and bandwidth runs kbench.
-needs_kbench() { for s in $STEPS; do case $s in build | ipc | bandwidth) ;; *) return 0 ;; esac; done; return 1; }
+needs_kbench() { for s in $STEPS; do case $s in build | ipc | layers | bandwidth) ;; *) return 0 ;; esac; done; return 1; }
 ! needs_kbench || [ -x "$BUILD/kbench" ] || { echo "no build in $BUILD"; exit 1; }
 
 want unit && step "unit tests" && { "$BUILD/tests/unit/kbench_unit_tests" --gtest_brief=1 2>&1 | tail -5 | tee "$OUT/unit.txt" || status=1; }
@@ -281,6 +281,21 @@ fi
 if want ipc; then
 step "ipc: CUDA IPC from a process in an IPC namespace of its own"
 "$PYTHON" "$ROOT/tests/gpu/cuda_ipc_namespace.py" 2>&1 | tee "$OUT/ipc.txt"
+fi
+
+if want layers; then
+step "layers: the machine's cgroups, and which Landlock rule keeps CUDA from starting"
+{
+  echo "own cgroup: $(cat /proc/self/cgroup | tr '\n' ' ')"
+  for f in cgroup.controllers cgroup.subtree_control cgroup.type; do
+    echo "/sys/fs/cgroup/$f: $(cat /sys/fs/cgroup/$f 2>&1)"
+  done
+  own=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)
+  for f in cgroup.controllers cgroup.subtree_control cgroup.procs; do
+    echo "$own/$f: $(cat "$own/$f" 2>&1 | tr '\n' ' ' | cut -c1-300)"
+  done
+  "$PYTHON" "$ROOT/tests/gpu/landlock_cuda.py"
+} 2>&1 | tee "$OUT/layers_probe.txt"
 fi
 
 if want bandwidth; then

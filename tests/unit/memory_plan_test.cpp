@@ -131,6 +131,29 @@ TEST(MemoryPlan, OutsideStrictModeTheJudgeMakesTheReferencesOutputs) {
     EXPECT_EQ(p.judge, 18 * kGiB + kJudgeWorkingBytes);
 }
 
+// Level 1 problem 93's get_inputs() builds an 8 GiB int64 mask for 2 GiB of inputs: made on the
+// device, the judge would hold it beside the inputs. Temporaries of that size make the inputs on
+// the host; smaller ones count in the judge's share.
+TEST(MemoryPlan, MakingInputsOnTheDeviceCountsItsTemporariesOrMovesToTheHost) {
+    ProblemMemory m{2 * kGiB, 2 * kGiB, 0, 2 * kGiB, false};
+    std::uint64_t before = plan_memory(m, 80 * kGiB, true).judge;
+    m.making = 8 * kGiB;
+    EXPECT_TRUE(inputs_made_on_host(m));
+    EXPECT_EQ(plan_memory(m, 80 * kGiB, true).judge, before);
+    EXPECT_LE(plan_memory(m, 80 * kGiB, true).judge, judge_bound(m));
+    m.making = 200 * kMiB;  // beside 6 GiB of inputs: made on the device, and counted
+    m.inputs = 6 * kGiB;
+    EXPECT_FALSE(inputs_made_on_host(m));
+    MemoryPlan p = plan_memory(m, 80 * kGiB, true);
+    EXPECT_GE(p.judge, m.inputs + m.making + kJudgeWorkingBytes);
+    EXPECT_EQ(ProblemMemory::from_json(m.to_json()).making, m.making);
+    // A small problem whose get_inputs() makes a temporary larger than its calls: counted.
+    ProblemMemory tiny{16 * kMiB, 16 * kMiB, 0, 16 * kMiB, false, 64 * kMiB};
+    EXPECT_FALSE(inputs_made_on_host(tiny));
+    EXPECT_GE(plan_memory(tiny, 80 * kGiB, true).judge,
+              plan_memory(tiny, 80 * kGiB, true).judge_shared + 80 * kMiB + kJudgeWorkingBytes);
+}
+
 TEST(MemoryPlan, ACallPeakBelowTheOutputsCountsTheOutputs) {
     ProblemMemory m = relu();
     m.call_peak = 0;  // a CPU judge measures no peak
