@@ -121,7 +121,11 @@ void BuildCache::store(const std::string& key, BuildRecord record, const fs::pat
             modules.push_back(p.lexically_relative(built));  // built may be a /proc/self/fd path
             bytes += it->file_size(ignored);
         }
-    if (bytes <= kMaxModuleBytes)
+    // Nor where they would leave the cache's disk with less than a command needs to start.
+    std::error_code unknown;
+    fs::space_info space = fs::space(root_, unknown);
+    bool room = unknown || space.available >= bytes + kMinFreeBytes;
+    if (bytes <= kMaxModuleBytes && room)
         for (const fs::path& rel : modules) {
             fs::create_directories((ext / rel).parent_path());
             fs::copy_file(built / rel, ext / rel, fs::copy_options::overwrite_existing);

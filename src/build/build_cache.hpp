@@ -44,8 +44,9 @@ class BuildCache {
 
     // Copies the extension modules a build produced (NAME/NAME.so in built, a torch_extensions
     // folder) into the entry, records their hashes with the record, and writes the record.
-    // Modules of more than kMaxModuleBytes in all are not kept.
-    static constexpr std::uintmax_t kMaxModuleBytes = 1ull << 30;
+    // Modules of more than kMaxModuleBytes in all are not kept, nor any that would leave the
+    // cache's filesystem with less than kMinFreeBytes free.
+    static constexpr std::uintmax_t kMaxModuleBytes = 256ull << 20;
     void store(const std::string& key, BuildRecord record, const fs::path& built = {}) const;
 
     // Copies the entry's extension modules (*.so, checked against the record) under dest as
