@@ -111,7 +111,8 @@ void BuildCache::store(const std::string& key, BuildRecord record, const fs::pat
     // (the sandbox builds them itself, in its own folder).
     std::vector<fs::path> modules;
     std::uintmax_t bytes = 0;
-    if (!built.empty())
+    // The folder itself, were it a link the build made, would lead kbench elsewhere.
+    if (!built.empty() && !fs::is_symlink(built, ignored))
         for (auto it = fs::recursive_directory_iterator(built, ignored);
              !ignored && it != fs::recursive_directory_iterator(); it.increment(ignored)) {
             const fs::path& p = it->path();
@@ -159,7 +160,9 @@ bool BuildCache::place_modules(const std::string& key, const fs::path& dest,
 bool BuildCache::keep_files(const std::string& key, const std::string& set,
                             const fs::path& from) const {
     std::error_code ignored;
-    if (!fs::exists(from) || fs::is_empty(from, ignored)) return false;
+    // A link in its place (the candidate's doing) would have kbench copy whatever it names.
+    if (fs::is_symlink(from, ignored) || !fs::exists(from) || fs::is_empty(from, ignored))
+        return false;
     std::uintmax_t bytes = 0;
     std::size_t count = 0;
     for (fs::recursive_directory_iterator it(from, ignored), end; it != end;

@@ -68,6 +68,13 @@ TEST(BuildCache, OnlyTheModulesOfABuildAreKeptWithinABound) {
     EXPECT_TRUE(cache.place_modules(key, placed, nullptr));
     EXPECT_EQ(read_file(placed / "relu" / "relu.so"), "module");
 
+    // A build folder, or a Triton cache, that is a link to elsewhere: nothing of it is kept.
+    std::string linked = BuildCache::key("linked", Backend::cuda, Precision::fp32, "t");
+    fs::create_directory_symlink(built, root / "link");
+    cache.store(linked, {"ok", "", 1.0}, root / "link");
+    EXPECT_TRUE(cache.lookup(linked)->files.empty());
+    EXPECT_FALSE(cache.keep_files(linked, "triton", root / "link"));
+
     // Over the bound (a sparse file: no disk is used for it), nothing is kept.
     std::string big = BuildCache::key("big", Backend::cuda, Precision::fp32, "t");
     fs::resize_file(built / "relu" / "relu.so", BuildCache::kMaxModuleBytes + 1);
