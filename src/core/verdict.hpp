@@ -71,7 +71,7 @@ struct KernelShare {
     std::string streams;  // "7" or "7,13"
 };
 
-// One candidate under one configuration: DESIGN.md's verdict schema.
+// One candidate under one configuration: the verdict (README, "What a verdict says").
 struct Verdict {
     ProblemRef problem;
     CandidateRef candidate;
