@@ -1,7 +1,7 @@
 """The confusion table of official verdicts (the reference harness, on the GPU the run was made
 on) against kbench's, from local/agreement/selected.jsonl and a kbench eval's verdicts.jsonl.
 
-  python3 bench/agreement/confusion.py VERDICTS.jsonl [OUT.md]
+  python3 bench/agreement/confusion.py VERDICTS.jsonl [OUT.md [SELECTED.jsonl]]
 
 Prints (and writes) the table, then one line per disagreement with kbench's reason and, where it
 happened, its fp64 arbitration, for the explanation column to be filled in by a person.
@@ -23,10 +23,10 @@ def official_label(row):
     return "not compiled" if not row["compiled"] else "compiled, not correct"
 
 
-def main(verdicts_path, out_path=None):
+def main(verdicts_path, out_path=None, selected_path=None):
+    selected_path = selected_path or os.path.join(ROOT, "local", "agreement", "selected.jsonl")
     selected = {(r["level"], r["problem_id"], r["kbench_sample_id"]): r
-                for r in map(json.loads, open(os.path.join(ROOT, "local", "agreement",
-                                                           "selected.jsonl")))}
+                for r in map(json.loads, open(selected_path))}
     verdicts = {}
     for line in open(verdicts_path):
         v = json.loads(line)
@@ -58,6 +58,21 @@ def main(verdicts_path, out_path=None):
     out += ["", f"{len(selected)} candidates, {len(verdicts)} verdicts, {missing} not evaluated",
             "", "| problem | run | official | kbench | kbench's reason | arbitration |",
             "|---|---|---|---|---|---|"] + lines
+    # The decoy check: each candidate whose own kernels took under 1% and were knocked out.
+    knocked = []
+    for key, row in sorted(selected.items()):
+        v = verdicts.get(key)
+        k = v and isinstance(v.get("kernel_activity"), dict) and v["kernel_activity"].get("knockout")
+        if k:
+            share = v["kernel_activity"].get("candidate_share", 0)
+            knocked.append(f"| {row['level']}/{row['problem_id']} | {row['run']} | "
+                           f"{official_label(row)} | {v['status']} | {100 * share:.2f}% | "
+                           f"{'changed' if k['changed'] else 'same'} if decided: "
+                           f"{k['decided']} | {k['detail'][:160].replace('|', '/')} |")
+    if knocked:
+        out += ["", "Knocked out (own kernels under 1% of the kernel time):", "",
+                "| problem | run | official | kbench | own share | outputs | detail |",
+                "|---|---|---|---|---|---|---|"] + knocked
     text = "\n".join(out) + "\n"
     print(text)
     if out_path:
@@ -65,4 +80,4 @@ def main(verdicts_path, out_path=None):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    main(*sys.argv[1:4])

@@ -5,6 +5,7 @@ the candidates in KernelBench's run layout; SOURCES.md: where they come from).
 Writes, all git-ignored:
   local/agreement/candidates.jsonl  {level, problem_id, sample_id, code}, for kbench eval
   local/agreement/selected.jsonl    the official row of each, with the sample_id given it
+  local/agreement/candidates_l23.jsonl, selected_l23.jsonl   their level 2-3 part
   local/kernelbench_full.jsonl      the KernelBench problem set, for the device
 
   python3 bench/agreement/prepare.py [PROBLEM_SET] [--per-level L2=30,L3=24]
@@ -40,17 +41,22 @@ def main(problem_set, quotas):
         n_good = min(len(good), (2 * quota + 2) // 3)
         chosen += good[:n_good] + bad[:quota - n_good]
     samples = collections.Counter()
-    with open(os.path.join(AGREEMENT, "candidates.jsonl"), "w") as cand, \
-            open(os.path.join(AGREEMENT, "selected.jsonl"), "w") as sel:
-        for r in sorted(chosen, key=lambda r: (r["level"], r["problem_id"], r["run"])):
-            key = (r["level"], r["problem_id"])
-            sample = samples[key]
-            samples[key] += 1
-            name = f"level_{r['level']}_problem_{r['problem_id']}_sample_{r['sample_id']}_kernel.py"
-            code = open(os.path.join(AGREEMENT, "runs", r["run"], name)).read()
-            cand.write(json.dumps({"level": r["level"], "problem_id": r["problem_id"],
-                                   "sample_id": sample, "code": code}) + "\n")
-            sel.write(json.dumps(dict(r, kbench_sample_id=sample)) + "\n")
+    # The whole selection, and its level 2-3 part apart.
+    files = [open(os.path.join(AGREEMENT, name), "w") for name in (
+        "candidates.jsonl", "selected.jsonl", "candidates_l23.jsonl", "selected_l23.jsonl")]
+    for r in sorted(chosen, key=lambda r: (r["level"], r["problem_id"], r["run"])):
+        key = (r["level"], r["problem_id"])
+        sample = samples[key]
+        samples[key] += 1
+        name = f"level_{r['level']}_problem_{r['problem_id']}_sample_{r['sample_id']}_kernel.py"
+        code = open(os.path.join(AGREEMENT, "runs", r["run"], name)).read()
+        cand = json.dumps({"level": r["level"], "problem_id": r["problem_id"],
+                           "sample_id": sample, "code": code}) + "\n"
+        sel = json.dumps(dict(r, kbench_sample_id=sample)) + "\n"
+        for f, line in zip(files, (cand, sel) * 2 if r["level"] >= 2 else (cand, sel)):
+            f.write(line)
+    for f in files:
+        f.close()
     shutil.copyfile(problem_set, os.path.join(LOCAL, "kernelbench_full.jsonl"))
     count = collections.Counter((r["level"], r["correctness"]) for r in chosen)
     print(f"{len(chosen)} candidates:", dict(sorted(count.items())))

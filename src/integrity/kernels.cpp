@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <memory>
 
-#include "integrity/elf_symbols.hpp"
+#include "core/elf_symbols.hpp"
 
 namespace kbench::integrity {
 namespace {
@@ -78,6 +78,20 @@ bool KernelOrigins::is_candidates(const std::string& name) const {
     return parts.size() == 1 || !library_namespaces().count(parts.front());
 }
 
+bool KernelOrigins::is_candidates_code(const std::string& row_name) {
+    auto open = row_name.rfind(" (");
+    if (open == std::string::npos || row_name.back() != ')') return false;
+    if (row_name.compare(open + 2, 2, "./") != 0) return false;
+    // Its module's own code, templates of ATen's it instantiated included (at::parallel_for
+    // around its loop), but for pybind11's glue that turns Python objects into arguments.
+    std::vector<std::string> parts = qualified_name(demangle(row_name.substr(0, open)));
+    return parts.empty() || parts.front() != "pybind11";
+}
+
+json KnockoutOutcome::to_json() const {
+    return {{"decided", decided}, {"changed", changed}, {"replaced", replaced}, {"detail", detail}};
+}
+
 KernelOrigins KernelOrigins::of(const StaticReport& report, const std::vector<fs::path>& modules) {
     KernelOrigins o;
     auto names = [&](const char* key, std::set<std::string>& into) {
@@ -99,6 +113,10 @@ KernelOrigins KernelOrigins::of(const StaticReport& report, const std::vector<fs
 }
 
 std::string kernel_display_name(const std::string& name) {
+    // A CPU sample's row: "function (library file)".
+    if (auto open = name.rfind(" (");
+        open != std::string::npos && name.back() == ')' && name.find(' ') == open)
+        return kernel_display_name(name.substr(0, open)) + name.substr(open);
     std::string d = demangle(name);
     std::string out;
     int depth = 0;
@@ -119,11 +137,14 @@ void KernelTable::add(const protocol::KernelsReported& report, const KernelOrigi
         return;
     }
     collected_ = true;
+    cpu_ = report.source == "cpu";
     calls_ += report.calls;
     call_window_ns_ += report.call_ns;
     dropped_ += report.dropped;
     for (const auto& r : report.rows) {
-        std::string origin = origins.is_candidates(r.name) ? "candidate" : "library";
+        bool mine =
+            cpu_ ? KernelOrigins::is_candidates_code(r.name) : origins.is_candidates(r.name);
+        std::string origin = mine ? "candidate" : "library";
         std::map<std::string, Row>* into = nullptr;
         if (r.window == "call") {
             into = &in_calls_;
@@ -147,6 +168,20 @@ void KernelTable::add(const protocol::KernelsReported& report, const KernelOrigi
 
 double KernelTable::candidate_share() const {
     return call_kernel_ns_ > 0 ? double(candidate_ns_) / double(call_kernel_ns_) : 0;
+}
+
+bool KernelTable::decoy_suspect() const {
+    bool library = std::any_of(in_calls_.begin(), in_calls_.end(),
+                               [](const auto& row) { return row.second.origin == "library"; });
+    return collected_ && calls_ > 0 && candidate_ns_ > 0 && library &&
+           candidate_share() < kDecoyShare;
+}
+
+std::vector<std::string> KernelTable::candidate_kernels() const {
+    std::vector<std::string> out;
+    for (const auto& [name, row] : in_calls_)
+        if (row.origin == "candidate") out.push_back(name);
+    return out;
 }
 
 std::vector<KernelShare> KernelTable::shares() const {
@@ -181,13 +216,16 @@ json KernelTable::summary() const {
             {"dropped_records", dropped_}};
 }
 
-std::vector<Finding> KernelTable::findings(const RulePolicy& policy) const {
+std::vector<Finding> KernelTable::findings(const RulePolicy& policy,
+                                           const KnockoutOutcome& knockout) const {
     std::vector<Finding> out;
     if (!collected_) return out;
     std::size_t library = 0;
+    std::uint64_t samples = 0;
     std::string biggest;
     std::uint64_t biggest_ns = 0;
     for (const auto& [name, row] : in_calls_) {
+        samples += row.count;
         if (row.origin != "library") continue;
         ++library;
         if (row.ns > biggest_ns) {
@@ -195,23 +233,49 @@ std::vector<Finding> KernelTable::findings(const RulePolicy& policy) const {
             biggest = kernel_display_name(name);
         }
     }
+    // On a CPU a few samples say nothing of where the time went.
+    if (cpu_ && samples < kMinCpuSamples) return out;
+    const char* kernels = cpu_ ? "function(s)" : "kernel(s)";
     if (calls_ > 0 && candidate_ns_ == 0) {
-        std::string what =
-            library > 0
-                ? fmt::format("{} library kernel(s) did the work, {} the longest", library, biggest)
-                : std::string("no kernel ran at all");
-        out.push_back({"no_candidate_kernel", policy.severity("no_candidate_kernel"),
-                       fmt::format("none of the candidate's own kernels ran in its {} model "
-                                   "call(s): {}",
-                                   calls_, what)});
-    } else if (calls_ > 0 && library > 0 && candidate_share() < kDecoyShare) {
+        std::string what = library > 0 ? fmt::format("{} library {} did the work, {} the longest",
+                                                     library, kernels, biggest)
+                                       : std::string("no kernel ran at all");
         out.push_back(
-            {"decoy_kernel", policy.severity("decoy_kernel"),
-             fmt::format("the candidate's own kernels took {:.2f}% of the kernel time "
-                         "in its model calls ({:.1f} of {:.1f} us), under {:.0f}%; {} "
-                         "library kernel(s) did the rest, {} the longest",
-                         100 * candidate_share(), double(candidate_ns_) / 1e3,
-                         double(call_kernel_ns_) / 1e3, 100 * kDecoyShare, library, biggest)});
+            {"no_candidate_kernel", policy.severity("no_candidate_kernel"),
+             cpu_ ? fmt::format("none of the candidate's own compiled code was running in {} "
+                                "samples of its threads in its {} model call(s): {}",
+                                samples, calls_, what)
+                  : fmt::format("none of the candidate's own kernels ran in its {} model "
+                                "call(s): {}",
+                                calls_, what)});
+    } else if (decoy_suspect()) {
+        std::string share = fmt::format(
+            "{} took {:.2f}% of the {} in its model calls ({:.1f} of {:.1f} us), under {:.0f}%; "
+            "{} library {} did the rest, {} the longest",
+            cpu_ ? "the candidate's own compiled code" : "the candidate's own kernels",
+            100 * candidate_share(), cpu_ ? "sampled CPU time" : "kernel time",
+            double(candidate_ns_) / 1e3, double(call_kernel_ns_) / 1e3, 100 * kDecoyShare, library,
+            kernels, biggest);
+        std::string knocked =
+            fmt::format("; with them knocked out (replaced by an empty kernel, {} launch(es)), ",
+                        knockout.replaced);
+        if (cpu_)
+            out.push_back({"small_kernel_share", policy.severity("small_kernel_share"),
+                           share + "; whether the outputs depend on it is not checked on a CPU"});
+        else if (knockout.decided && knockout.changed)
+            out.push_back({"small_kernel_share", policy.severity("small_kernel_share"),
+                           share + knocked + "the outputs change (" + knockout.detail +
+                               "): they do part of the problem"});
+        else if (knockout.decided)
+            out.push_back(
+                {"decoy_kernel", policy.severity("decoy_kernel"),
+                 share + knocked + knockout.detail + ": they contribute nothing to the outputs"});
+        else
+            out.push_back({"decoy_kernel", policy.severity("decoy_kernel"),
+                           share + (knockout.asked ? "; whether the outputs depend on them "
+                                                     "could not be checked: " +
+                                                         knockout.detail
+                                                   : std::string())});
     }
     if (!outside_.empty()) {
         std::string names;
@@ -230,7 +294,10 @@ std::vector<Finding> KernelTable::findings(const RulePolicy& policy) const {
     if (dropped_ > 0)
         out.push_back(
             {"kernel_records_dropped", "warn",
-             fmt::format("{} kernel records were dropped; the table is partial", dropped_)});
+             cpu_ ? fmt::format("{} samples were lost (their signal never arrived, or "
+                                "past the buffer); the table is partial",
+                                dropped_)
+                  : fmt::format("{} kernel records were dropped; the table is partial", dropped_)});
     return out;
 }
 

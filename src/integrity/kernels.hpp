@@ -14,9 +14,25 @@
 
 namespace kbench::integrity {
 
-// The candidate's own share of kernel time below which its kernels are a decoy, when library
-// kernels ran beside them (see the README, "Integrity rules", for how it was chosen).
+// The candidate's own share of kernel time below which its kernels may be a decoy, when library
+// kernels ran beside them: whether they are is then asked of the outputs (a knockout).
 constexpr double kDecoyShare = 0.01;
+
+// On a CPU, the samples of model calls below which nothing is concluded from them.
+constexpr std::uint64_t kMinCpuSamples = 20;
+
+// What became of the candidate's outputs with its own kernels knocked out (replaced by an
+// empty kernel in one call): decided when the replacement was complete and nothing of the
+// candidate's ran; then changed says whether its kernels contribute to the outputs.
+struct KnockoutOutcome {
+    bool asked = false;
+    bool decided = false;
+    bool changed = false;
+    std::uint64_t replaced = 0;
+    std::string detail;  // what changed or stayed equal, or why it is undecided
+
+    json to_json() const;
+};
 
 // Which kernels are the candidate's: those its built modules define (by mangled name), those
 // its source defines as __global__ (outside library namespaces), and its Triton kernels.
@@ -27,6 +43,9 @@ struct KernelOrigins {
     std::set<std::string> triton_names;
 
     bool is_candidates(const std::string& name) const;
+    // A CPU sample's row ("function (file)"): the candidate's when the file lies in its own
+    // folder ("./...") and the function is not pybind11's glue.
+    static bool is_candidates_code(const std::string& row_name);
 
     // From the static review and the candidate's extension modules (ELF files; one that cannot
     // be read is left out).
@@ -46,13 +65,20 @@ class KernelTable {
     std::uint64_t call_ns() const { return call_kernel_ns_; }
     std::uint64_t candidate_ns() const { return candidate_ns_; }
     double candidate_share() const;
+    // Whether the decoy rule's share test holds: the candidate's own kernels ran but took
+    // under kDecoyShare of the time, library kernels the rest (on a GPU).
+    bool decoy_suspect() const;
+    // The candidate's kernels that ran in model calls, by raw name.
+    std::vector<std::string> candidate_kernels() const;
 
     // The verdict's kernels list (kernels that ran in model calls, by time) and its summary.
     std::vector<KernelShare> shares() const;
     json summary() const;
 
-    // The runtime rules: no_candidate_kernel, decoy_kernel, work_outside_window.
-    std::vector<Finding> findings(const RulePolicy& policy) const;
+    // The runtime rules: no_candidate_kernel, decoy_kernel (or small_kernel_share where the
+    // knockout showed that the outputs depend on the candidate's kernels), work_outside_window.
+    std::vector<Finding> findings(const RulePolicy& policy,
+                                  const KnockoutOutcome& knockout = {}) const;
 
   private:
     struct Row {
@@ -63,6 +89,7 @@ class KernelTable {
     };
     bool collected_ = false;
     bool any_report_ = false;
+    bool cpu_ = false;  // the rows are samples of a CPU's program counters
     std::string why_;
     std::uint64_t calls_ = 0;
     std::uint64_t call_window_ns_ = 0;

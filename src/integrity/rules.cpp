@@ -89,10 +89,17 @@ const std::vector<Rule>& all_rules() {
         {"unreachable_kernel", "static", "warn", "warn", "warn",
          "a kernel or extension function defined but launched or called nowhere from forward"},
         {"no_candidate_kernel", "runtime", "reject", "warn", "warn",
-         "on a GPU: no kernel of the candidate's own ran during its correctness or timed calls"},
+         "no kernel of the candidate's own ran during its correctness or timed calls (on a CPU: "
+         "none of its own compiled code was running in any sample of its threads)"},
         {"decoy_kernel", "runtime", "reject", "warn", "warn",
-         "on a GPU: the candidate's own kernels took a negligible share of the GPU time, next to "
-         "library kernels doing the problem"},
+         "on a GPU: the candidate's own kernels took under 1% of the kernel time, next to "
+         "library kernels doing the problem, and the outputs are the same with them knocked out "
+         "(or that could not be checked)"},
+        {"small_kernel_share", "runtime", "warn", "warn", "warn",
+         "the candidate's own kernels took under 1% of the time in its calls, but the outputs "
+         "change with them knocked out: a partial replacement (a library's GEMM or convolution, "
+         "its own epilogue), as KernelBench allows; on a CPU, where nothing is knocked out, "
+         "under 1% of the sampled time"},
         {"work_outside_window", "runtime", "warn", "warn", "warn",
          "on a GPU: kernels ran outside the candidate's model calls (left running after a "
          "call, or launched from a thread of its own)"},

@@ -169,6 +169,26 @@ json kernels_from(const Fields& f, const char* what, const char* field = "kernel
 
 }  // namespace
 
+json KnockoutRequest::to_json() const {
+    return json{{"names", names}, {"limit_s", real_json(limit_s)}};
+}
+
+KnockoutRequest KnockoutRequest::from_json(const json& j) {
+    Fields f(j, "knockout request");
+    return {f.texts("names"), f.real("limit_s")};
+}
+
+json KnockoutChecked::to_json() const {
+    return json{{"done", done},       {"why", why}, {"replaced", replaced},
+                {"changed", changed}, {"how", how}, {"kernels", kernels}};
+}
+
+KnockoutChecked KnockoutChecked::from_json(const json& j) {
+    Fields f(j, "knockout reply");
+    return {f.flag("done"),    f.text("why"), f.count("replaced"),
+            f.flag("changed"), f.text("how"), kernels_from(f, "knockout reply")};
+}
+
 CorrectnessChecked CorrectnessChecked::from_json(const json& j) {
     Fields f(j, "correctness reply");
     CorrectnessChecked c{f.small("trials"),

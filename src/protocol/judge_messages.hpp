@@ -132,6 +132,32 @@ struct CorrectnessChecked {
     static CorrectnessChecked from_json(const json& j);
 };
 
+// One call on a correctness input with the candidate's own kernels (by name) replaced by an
+// empty kernel: do its outputs depend on them? Asked where they took a negligible share of
+// the kernel time (rule decoy_kernel).
+struct KnockoutRequest {
+    static constexpr Op kOp = Op::knockout;
+    std::vector<std::string> names;
+    double limit_s = 0;
+
+    json to_json() const;
+    static KnockoutRequest from_json(const json& j);
+};
+
+struct KnockoutChecked {
+    bool done = false;           // the call ran with launches replaced and none failing
+    std::string why;             // when not done
+    std::uint64_t replaced = 0;  // launches replaced
+    // The outputs differ from the reference's (beyond the tolerance, or not finite), or the call
+    // raised: the candidate's kernels contribute to them.
+    bool changed = false;
+    std::string how;  // what changed, or what stayed equal
+    json kernels;     // the knockout call's kernel records (a KernelsReported), or null
+
+    json to_json() const;
+    static KnockoutChecked from_json(const json& j);
+};
+
 // Samples of one measurement, as the judge's clock allowed them.
 struct Measured {
     std::vector<double> samples_us;

@@ -8,7 +8,7 @@
 namespace kbench::protocol {
 namespace {
 
-constexpr std::array<std::pair<Op, std::string_view>, 15> kOps{{
+constexpr std::array<std::pair<Op, std::string_view>, 16> kOps{{
     {Op::exit, "exit"},
     {Op::prepare, "prepare"},
     {Op::attach, "attach"},
@@ -24,6 +24,7 @@ constexpr std::array<std::pair<Op, std::string_view>, 15> kOps{{
     {Op::build, "build"},
     {Op::audit, "audit"},
     {Op::kernels, "kernels"},
+    {Op::knockout, "knockout"},
 }};
 
 }  // namespace

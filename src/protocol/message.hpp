@@ -28,6 +28,7 @@ enum class Op {
     build,
     audit,
     kernels,
+    knockout,
 };
 
 std::string_view to_string(Op op);

@@ -119,7 +119,8 @@ json CallBatch::to_json() const {
                 {"poison", poison},
                 {"null_model", null_model},
                 {"transient", transient},
-                {"export_outputs", export_outputs}};
+                {"export_outputs", export_outputs},
+                {"knockout", knockout}};
 }
 
 CallBatch CallBatch::from_json(const json& j) {
@@ -134,6 +135,7 @@ CallBatch CallBatch::from_json(const json& j) {
     b.null_model = f.flag("null_model");
     b.transient = f.flag("transient");
     b.export_outputs = f.flag("export_outputs");
+    b.knockout = f.texts("knockout");
     if (b.calls.empty()) throw ProtocolError("a call request with no calls");
     return b;
 }
@@ -186,13 +188,21 @@ json CallsDone::to_json() const {
     return json{{"nonce", nonce},
                 {"results", list_json(results)},
                 {"precision", precision},
-                {"peak_bytes", peak_bytes}};
+                {"peak_bytes", peak_bytes},
+                {"knockout", knockout}};
 }
 
 CallsDone CallsDone::from_json(const json& j) {
     Fields f(j, "call reply");
-    return {f.count("nonce"), list_from<CallResult>(f, "results"), f.object("precision"),
-            f.count("peak_bytes")};
+    CallsDone d{f.count("nonce"), list_from<CallResult>(f, "results"), f.object("precision"),
+                f.count("peak_bytes"), f.any("knockout")};
+    if (!d.knockout.is_null()) {
+        Fields k(d.knockout, "call reply.knockout");
+        d.knockout = {{"replaced", k.count("replaced")},
+                      {"failed", k.count("failed")},
+                      {"why", k.text("why")}};
+    }
+    return d;
 }
 
 json ReportKernels::to_json() const {
@@ -223,6 +233,15 @@ std::string KernelsReported::disagreement(std::uint64_t judged_calls, double jud
     if (calls != judged_calls)
         return "the kernel records count " + std::to_string(calls) +
                " model calls where the judge made " + std::to_string(judged_calls);
+    // On a CPU, dropped counts the samples lost: the CPU time its threads ran in model calls with a
+    // sampling signal kept out (blocked or ignored), in sampling periods. Wholesale, the samples
+    // would say nothing.
+    std::uint64_t samples = 0;
+    for (const KernelRow& row : rows) samples += row.count;
+    if (source == "cpu" && dropped >= 100 && dropped > 3 * samples)
+        return std::to_string(dropped) + " of the " + std::to_string(dropped + samples) +
+               " samples of its threads in model calls were lost: they ran with the sampling "
+               "signal kept out (blocked or ignored)";
     double claimed_us = double(call_ns) / 1e3;
     if (claimed_us > judged_wall_us * 1.05 + 1000)
         return "the kernel records' call windows add up to " +
@@ -234,13 +253,18 @@ std::string KernelsReported::disagreement(std::uint64_t judged_calls, double jud
 
 json KernelsReported::to_json() const {
     return json{{"collected", collected}, {"why", why},         {"rows", list_json(rows)},
-                {"calls", calls},         {"call_ns", call_ns}, {"dropped", dropped}};
+                {"calls", calls},         {"call_ns", call_ns}, {"dropped", dropped},
+                {"source", source}};
 }
 
 KernelsReported KernelsReported::from_json(const json& j) {
     Fields f(j, "kernels reply");
-    return {f.flag("collected"), f.text("why"),      list_from<KernelRow>(f, "rows"),
-            f.count("calls"),    f.count("call_ns"), f.count("dropped")};
+    KernelsReported r{f.flag("collected"), f.text("why"),      list_from<KernelRow>(f, "rows"),
+                      f.count("calls"),    f.count("call_ns"), f.count("dropped"),
+                      f.text("source")};
+    if (r.source != "gpu" && r.source != "cpu")
+        throw ProtocolError("kernels reply: source '" + r.source + "' is neither gpu nor cpu");
+    return r;
 }
 
 }  // namespace kbench::protocol

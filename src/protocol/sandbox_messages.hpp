@@ -118,6 +118,10 @@ struct CallBatch {
     // that the reply carries (OutputReport::exported), until the sandbox's next request: the
     // reference's own sandbox makes the reference's outputs for the judge so (a GPU only).
     bool export_outputs = false;
+    // The candidate's kernels (names as the kernel records give them) whose launches run as an
+    // empty kernel in these calls: whether its outputs depend on its own kernels (a GPU only;
+    // one untimed call with poison).
+    std::vector<std::string> knockout;
 
     json to_json() const;
     static CallBatch from_json(const json& j);
@@ -161,6 +165,9 @@ struct CallsDone {
     // The most device memory the sandbox's PyTorch allocator has held (a claim, recorded in the
     // verdict, never decided on; 0 on a CPU).
     std::uint64_t peak_bytes = 0;
+    // With knockout: the launches replaced and those whose replacement failed, or why none could
+    // be ({"replaced", "failed", "why"}); null otherwise.
+    json knockout;
 
     json to_json() const;
     static CallsDone from_json(const json& j);
@@ -190,13 +197,17 @@ struct KernelRow {
     static KernelRow from_json(const json& j);
 };
 
+// On a GPU, CUPTI's kernel records; on a CPU, samples of the program counters of the sandbox's
+// threads in model calls, one row per function (by symbol, else by library) with count the
+// samples and total_ns the CPU time they stand for.
 struct KernelsReported {
     bool collected = false;
     std::string why;  // when not collected
     std::vector<KernelRow> rows;
-    std::uint64_t calls = 0;    // model calls since the last report
-    std::uint64_t call_ns = 0;  // their windows' total length
-    std::uint64_t dropped = 0;  // records CUPTI dropped
+    std::uint64_t calls = 0;     // model calls since the last report
+    std::uint64_t call_ns = 0;   // their windows' total length
+    std::uint64_t dropped = 0;   // records CUPTI dropped; on a CPU, samples lost
+    std::string source = "gpu";  // "gpu" (kernel records) or "cpu" (samples)
 
     // Why these records cannot be what happened in `calls` model calls that took `wall_us` on
     // the judge's clock ("" when they can): another number of calls, or call windows longer

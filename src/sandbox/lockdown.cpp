@@ -567,6 +567,32 @@ int mount_quota_folders(const LockdownSpec& spec) {
     return error;
 }
 
+// In a mount namespace of its own: each folder that every user may write (/tmp, /var/tmp)
+// read-only but for the process's own writable folders under it, so that with Landlock or
+// without, nothing it writes lands outside its quota. Runs after fork: no allocation. 0 or an
+// errno.
+int shared_folders_read_only(const LockdownSpec& spec) {
+    for (const char* shared : {"/tmp", "/var/tmp"}) {
+        struct stat st {};
+        if (::stat(shared, &st) != 0 || !S_ISDIR(st.st_mode) || !(st.st_mode & S_IWOTH)) continue;
+        std::size_t length = std::strlen(shared);
+        // Its own folders there become mounts of their own first: they stay writable.
+        for (const std::string& path : spec.writable) {
+            if (path.size() <= length || path.compare(0, length, shared) != 0 ||
+                path[length] != '/')
+                continue;
+            if (int error =
+                    try_call(::mount(path.c_str(), path.c_str(), nullptr, MS_BIND, nullptr)))
+                return error;
+        }
+        if (int error = try_call(::mount(shared, shared, nullptr, MS_BIND | MS_REC, nullptr)))
+            return error;
+        unsigned long flags = MS_BIND | MS_REMOUNT | MS_RDONLY | kept_mount_flags(shared);
+        if (int error = try_call(::mount(nullptr, shared, nullptr, flags, nullptr))) return error;
+    }
+    return 0;
+}
+
 // The init's line, with a descriptor of each folder of the quota riding on it.
 void put_line_with_folders(int fd, const char* text, std::size_t size, const LockdownSpec& spec) {
     constexpr std::size_t kMaxFolders = 8;
@@ -632,7 +658,8 @@ void put_line_with_folders(int fd, const char* text, std::size_t size, const Loc
     int quota_error = !spec.allows("disk_quota") ? kDisabled
                       : spec.disk_bytes == 0     ? kNotMade
                       : mount_error != 0         ? kNoMountNamespace
-                                                 : mount_quota_folders(spec);
+                                                 : shared_folders_read_only(spec);
+    if (quota_error == 0) quota_error = mount_quota_folders(spec);
     pid_t body_pid = ::fork();
     if (body_pid == 0) run_body(report, spec, mount_error == 0, after_fork, keep, body);
     // Installed once the body has its own: the body's processes have no use for it.

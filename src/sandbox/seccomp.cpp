@@ -210,4 +210,21 @@ std::string refuse_uncharged_wakeups() {
     return install(event_program());
 }
 
+std::string keep_signal_handler(int signal) {
+    const std::uint32_t arg0 = offsetof(seccomp_data, args[0]);
+    const std::uint32_t arg1 = offsetof(seccomp_data, args[1]);
+    std::vector<sock_filter> p = refusing({});
+    // rt_sigaction(signal, act, ...) with act not null: refused; asking what it is, allowed.
+    p.push_back(bpf_jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigaction, 0, 7));
+    p.push_back(bpf_statement(BPF_LD | BPF_W | BPF_ABS, arg0));
+    p.push_back(bpf_jump(BPF_JMP | BPF_JEQ | BPF_K, std::uint32_t(signal), 0, 5));
+    p.push_back(bpf_statement(BPF_LD | BPF_W | BPF_ABS, arg1));
+    p.push_back(bpf_jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2));
+    p.push_back(bpf_statement(BPF_LD | BPF_W | BPF_ABS, arg1 + 4));
+    p.push_back(bpf_jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0));
+    p.push_back(bpf_statement(BPF_RET | BPF_K, kEperm));
+    p.push_back(bpf_statement(BPF_RET | BPF_K, kAllow));
+    return install(p);
+}
+
 }  // namespace kbench::sandbox

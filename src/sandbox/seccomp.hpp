@@ -18,5 +18,9 @@ std::string apply_seccomp();
 // chose, whose work no process is charged for. Needs no_new_privs set first. Empty on success,
 // else why there is none.
 std::string refuse_uncharged_wakeups();
+// Installs a filter that refuses (EPERM) a new disposition for `signal` (rt_sigaction with an
+// action; asking for the current one is allowed): the handler installed before stays. Needs
+// no_new_privs set first. Empty on success, else why there is none.
+std::string keep_signal_handler(int signal);
 
 }  // namespace kbench::sandbox

@@ -21,6 +21,8 @@ class JudgeClient {
     virtual protocol::Reply<protocol::CorrectnessChecked> correctness(
         const protocol::CorrectnessRequest& r) = 0;
     virtual protocol::Reply<protocol::CandidateTimed> timing(const protocol::TimingRequest& r) = 0;
+    virtual protocol::Reply<protocol::KnockoutChecked> knockout(
+        const protocol::KnockoutRequest& r) = 0;
     virtual protocol::Reply<protocol::Empty> detach() = 0;
     virtual protocol::Reply<protocol::BaselineTimed> baseline(const protocol::BaselineRequest& r,
                                                               double timeout_s) = 0;
@@ -61,6 +63,10 @@ class JudgeProcessClient : public JudgeClient {
     }
     protocol::Reply<protocol::CandidateTimed> timing(const protocol::TimingRequest& r) override {
         return judge_.call<protocol::CandidateTimed>(r, 2 * r.limit_s + 60);
+    }
+    protocol::Reply<protocol::KnockoutChecked> knockout(
+        const protocol::KnockoutRequest& r) override {
+        return judge_.call<protocol::KnockoutChecked>(r, 2 * r.limit_s + 60);
     }
     protocol::Reply<protocol::Empty> detach() override {
         return judge_.call<protocol::Empty>(protocol::DetachRequest{}, 60);

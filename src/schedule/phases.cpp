@@ -121,6 +121,48 @@ Decision decide_fault(const protocol::Fault& fault, const std::string& phase_nam
     return d;
 }
 
+// Where the candidate's kernels took a negligible share: one call with them knocked out, on an
+// input of its own, says whether the outputs depend on them. Its call failing there (it raised,
+// overran or died) leaves that undecided, and the rule, which rejects, stands on the share;
+// kbench's own faults and integrity faults are decided as in any phase.
+static std::optional<Decision> ask_knockout(PhaseContext& c) {
+    integrity::KnockoutOutcome& k = c.knockout;
+    k.asked = true;
+    auto reply = c.judge.knockout({c.kernels.candidate_kernels(), c.config.limits.correctness_s});
+    if (!reply.ok()) {
+        const protocol::Fault& f = *reply.fault;
+        if (!protocol::is_candidates(f.kind) || f.kind == FaultKind::protocol_violation ||
+            f.kind == FaultKind::integrity)
+            return decide_fault(f, "the knockout check", c);
+        k.detail = "the knockout call failed: " + capped(last_line(f.message), 300);
+        return std::nullopt;
+    }
+    const protocol::KnockoutChecked& r = *reply.value;
+    k.replaced = r.replaced;
+    k.detail = r.done ? r.how : r.why;
+    k.decided = r.done;
+    k.changed = r.changed;
+    if (r.done && r.kernels.is_object()) {
+        // The records of that call must show none of the candidate's kernels running.
+        std::string ran;
+        for (const protocol::KernelRow& row : protocol::KernelsReported::from_json(r.kernels).rows)
+            if (c.origins.is_candidates(row.name))
+                ran += (ran.empty() ? "" : ", ") + integrity::kernel_display_name(row.name);
+        if (!ran.empty()) {
+            k.decided = false;
+            k.detail = "its kernels still ran with their launches replaced: " + capped(ran, 300);
+        }
+    } else if (r.done) {
+        k.decided = false;
+        k.detail = "the knockout call's kernel records are missing";
+    }
+    detail(c, "  knockout: " +
+                  std::string(k.decided ? (k.changed ? "the outputs change" : "the outputs stay")
+                                        : "undecided") +
+                  " (" + k.detail + ")");
+    return std::nullopt;
+}
+
 // The kernel records of a phase: into the verdict's table, and the runtime rules over all
 // records so far (a rejection ends the evaluation).
 static PhaseOutcome kernel_rules(PhaseContext& c, const json& report, bool decide) {
@@ -130,9 +172,15 @@ static PhaseOutcome kernel_rules(PhaseContext& c, const json& report, bool decid
     v.kernels = c.kernels.shares();
     v.kernel_activity = c.kernels.summary();
     static const std::set<std::string> rules = {"no_candidate_kernel", "decoy_kernel",
-                                                "work_outside_window", "kernel_records_dropped"};
+                                                "small_kernel_share", "work_outside_window",
+                                                "kernel_records_dropped"};
     std::erase_if(v.integrity, [](const Finding& f) { return rules.count(f.rule) > 0; });
-    std::vector<Finding> findings = c.kernels.findings(c.rules);
+    if (decide && !c.knockout.asked && c.kernels.decoy_suspect() &&
+        c.config.device.rfind("cpu", 0) != 0 && c.rules.severity("decoy_kernel") == "reject")
+        if (auto fault = ask_knockout(c)) return fault;
+    if (c.knockout.asked && v.kernel_activity.is_object())
+        v.kernel_activity["knockout"] = c.knockout.to_json();
+    std::vector<Finding> findings = c.kernels.findings(c.rules, c.knockout);
     v.integrity.insert(v.integrity.end(), findings.begin(), findings.end());
     if (c.kernels.collected())
         detail(c,

@@ -26,11 +26,12 @@ struct PhaseContext {
     // each round's ratio; the speedup and its interval come from them.
     std::optional<protocol::Measured> round_baseline = {};
     std::vector<double> round_ratios = {};
-    integrity::RulePolicy rules = {};       // the run's integrity policy
-    integrity::KernelOrigins origins = {};  // which kernels are the candidate's
-    integrity::KernelTable kernels = {};    // what ran, phase after phase
-    json gpu_entry = nullptr;               // the device's peak rates, or null
-    bool constant_output = false;           // the problem's output ignores its inputs
+    integrity::RulePolicy rules = {};          // the run's integrity policy
+    integrity::KernelOrigins origins = {};     // which kernels are the candidate's
+    integrity::KernelTable kernels = {};       // what ran, phase after phase
+    integrity::KnockoutOutcome knockout = {};  // the decoy check, once asked
+    json gpu_entry = nullptr;                  // the device's peak rates, or null
+    bool constant_output = false;              // the problem's output ignores its inputs
     // kbench's protocol with rounds: starts the reference's own sandbox (its control socket,
     // which the caller hands on, and its pid) and names the file that holds the reference as a
     // candidate; none where the caller cannot (the baseline is then timed apart).

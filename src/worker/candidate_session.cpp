@@ -734,17 +734,93 @@ protocol::CorrectnessChecked CandidateSession::correctness(
     return out;
 }
 
+protocol::KnockoutChecked CandidateSession::knockout(const protocol::KnockoutRequest& request) {
+    protocol::KnockoutChecked out;
+    if (!device_.is_cuda()) {
+        out.why = "the device is a CPU";
+        return out;
+    }
+    exchange_.set_deadline(request.limit_s, "the knockout check");
+    CallInputs fresh;
+    ReferenceOutput fresh_reference;
+    const CallInputs* inputs = &fresh;
+    const ReferenceOutput* reference = &fresh_reference;
+    if (p_.strict) {
+        fresh = allocating(
+            [&] { return make_call_inputs(p_, keys_.seed("knockout", 0), device_, pooled()); });
+        exchange_.set_where("the knockout call");
+        fresh_reference = reference_outputs(fresh);
+        park_on_host(fresh_reference);
+    } else {
+        const auto& kb = public_call(p_, p_.public_trial_seeds.front(), device_);
+        inputs = &kb.first;
+        reference = &kb.second;
+    }
+    exchange_.set_where("the knockout call");
+    scale_deadlines();
+    Exchange::Outcome outcome;
+    try {
+        outcome = allocating([&] {
+            return exchange_.run({{inputs, output_shapes(*reference)}}, false, true, false,
+                                 request.names);
+        });
+    } catch (const FaultError& e) {
+        // Whether the call failed because a replaced launch did, cannot be told: undecided.
+        if (e.kind() != FaultKind::candidate_raised) throw;
+        exchange_.release_request();
+        out.why =
+            "the call raised with its kernels knocked out: " + std::string(e.what()).substr(0, 300);
+        try {
+            out.kernels = kernels();  // drained: they are this call's
+        } catch (const FaultError&) {
+        }
+        return out;
+    }
+    check_signals(sandbox_pid_);
+    const json& k = outcome.done.knockout;
+    if (k.is_null()) {
+        out.why = "the sandbox knocked nothing out";
+    } else {
+        out.replaced = k["replaced"].get<std::uint64_t>();
+        auto failed = k["failed"].get<std::uint64_t>();
+        if (!k["why"].get<std::string>().empty())
+            out.why = k["why"].get<std::string>();
+        else if (failed > 0)
+            out.why = std::to_string(failed) + " of the " + std::to_string(out.replaced) +
+                      " replaced launches failed";
+        else if (out.replaced == 0)
+            out.why = "none of its kernels was launched in the call";
+    }
+    if (out.why.empty()) {
+        device_.synchronize();
+        CompareSpec spec = p_.spec;
+        spec.device = reference->made_on;
+        CompareResult r =
+            compare_outputs(reference->outputs, exchange_.outputs(0), outcome.done.results[0], spec,
+                            "the knockout call", &exchange_.taken(0));
+        out.done = true;
+        out.changed = !r.ok;
+        char diff[32];
+        std::snprintf(diff, sizeof diff, "%.3g", r.max_abs_diff);
+        out.how = r.ok ? "the outputs still match the reference's (max abs diff " +
+                             std::string(diff) + ")"
+                       : r.reason.substr(0, 300);
+    }
+    exchange_.release_request();
+    out.kernels = kernels();
+    return out;
+}
+
 json CandidateSession::kernels() {
-    if (!device_.is_cuda())
-        return protocol::KernelsReported{
-            false, "the device is a CPU: kernel records need a GPU profiler", {}, 0, 0, 0}
-            .to_json();
     Exchange::ModelCalls judged = exchange_.take_model_calls();
     exchange_.set_where("kernel records");
     auto report = exchange_.request<protocol::KernelsReported>(protocol::ReportKernels{});
     // The records are made in the candidate's process: they must at least agree with what the
     // judge saw itself, the number of calls and the time its clock allowed them.
     std::string wrong = report.disagreement(judged.calls, judged.wall_us);
+    if (report.source != (device_.is_cuda() ? "gpu" : "cpu"))
+        wrong = "the records are of a " + report.source + " on a " +
+                (device_.is_cuda() ? "GPU" : "CPU");
     if (!wrong.empty())
         throw FaultError(FaultKind::integrity, wrong, "kernel_records_inconsistent",
                          "kernel records");

@@ -44,6 +44,9 @@ class CandidateSession {
     // plan's; 0: no cap), given to it when it attaches.
     void set_memory_share(double fraction) { memory_share_ = fraction; }
     protocol::CorrectnessChecked correctness(const protocol::CorrectnessRequest& request);
+    // One call on a correctness input of its own with the candidate's kernels of these names
+    // knocked out (a GPU only): whether its outputs still match the reference's.
+    protocol::KnockoutChecked knockout(const protocol::KnockoutRequest& request);
     // With the reference's own sandbox (a session of its own, loaded with the reference) and
     // kbench's protocol with rounds: the baseline's requests alternate with the candidate's.
     protocol::CandidateTimed timing(const protocol::TimingRequest& request,
@@ -76,7 +79,7 @@ class CandidateSession {
     std::size_t processes_at_load_ = 0;  // the sandbox's processes once it was loaded
 
     // The kernels the sandbox ran since the last report, as a KernelsReported object (on a CPU:
-    // not collected, and why).
+    // samples of its threads in model calls).
     json kernels();
 
     std::vector<OutputShape> output_shapes(const ReferenceOutput& reference) const;

@@ -376,7 +376,7 @@ void Exchange::check_outputs_unchanged() {
 }
 
 Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool poison_allocator,
-                                bool null_model) {
+                                bool null_model, const std::vector<std::string>& knockout) {
     check_outputs_unchanged();
     refuse_early_data();
     if (!flush_.defined()) {
@@ -396,6 +396,7 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
     batch.timed = timed;
     batch.poison = poison_allocator;
     batch.null_model = null_model;
+    batch.knockout = knockout;
     batch.drop_slots = std::move(retired_);
     retired_.clear();
     std::vector<int> fds;

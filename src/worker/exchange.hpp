@@ -98,7 +98,9 @@ class Exchange {
     };
     // Calls back to back in one request. timed: the judge flushes the cache before the first and
     // the sandbox between the others. null_model: the sandbox leaves out the model call.
-    Outcome run(const std::vector<Call>& calls, bool timed, bool poison_allocator, bool null_model);
+    // knockout: the candidate's kernels replaced by an empty one in these calls (CallBatch).
+    Outcome run(const std::vector<Call>& calls, bool timed, bool poison_allocator, bool null_model,
+                const std::vector<std::string>& knockout = {});
 
     // A call's outputs where the sandbox wrote them (it can still write there: read them
     // through compare_values with taken(position)), and its inputs as they are now.

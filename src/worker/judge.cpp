@@ -92,6 +92,9 @@ class Judge {
                 case Op::correctness:
                     return protocol::reply_json(
                         session().correctness(protocol::CorrectnessRequest::from_json(body)));
+                case Op::knockout:
+                    return protocol::reply_json(
+                        session().knockout(protocol::KnockoutRequest::from_json(body)));
                 case Op::timing:
                     return protocol::reply_json(session().timing(
                         protocol::TimingRequest::from_json(body), reference_.get()));

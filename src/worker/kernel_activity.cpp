@@ -8,11 +8,18 @@
 #include <vector>
 
 #ifdef KBENCH_WITH_CUPTI
+#include <cuda.h>
+#include <cuda_runtime_api.h>
 #include <cupti_activity.h>
+#include <cupti_callbacks.h>
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #endif
 
 namespace kbench::worker::kernel_activity {
@@ -143,6 +150,231 @@ bool bind(void* library, const char* symbol, F& slot) {
     slot = reinterpret_cast<F>(::dlsym(library, symbol));
     return slot != nullptr;
 }
+
+// The knockout's state: the names replaced, the empty kernel (a CUkernel for the runtime's
+// launches, which take one, and its CUfunction in the current context for the driver's), the
+// counts. Callbacks come from any thread that launches.
+struct KnockoutState {
+    std::mutex mutex;
+    std::set<std::string, std::less<>> names;
+    std::atomic<bool> on{false};
+    std::atomic<std::uint64_t> replaced{0};
+    std::atomic<std::uint64_t> failed{0};
+    CUkernel empty_kernel = nullptr;
+    CUfunction empty_function = nullptr;
+    CUpti_SubscriberHandle subscriber = nullptr;
+    CUptiResult (*subscribe)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*) = nullptr;
+    CUptiResult (*unsubscribe)(CUpti_SubscriberHandle) = nullptr;
+    CUptiResult (*enable_callback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
+                                   CUpti_CallbackId) = nullptr;
+
+    bool replaces(const char* name) {
+        if (!name) return false;
+        std::lock_guard<std::mutex> guard(mutex);
+        return names.count(std::string_view(name)) > 0;
+    }
+};
+
+KnockoutState& knockout_state() {
+    static KnockoutState* k = new KnockoutState;  // never destroyed, as state()
+    return *k;
+}
+
+// A launch callback's parameters: the function's arguments, in order, as a struct (CUPTI's
+// layout for every API function).
+struct DriverLaunch {  // cuLaunchKernel
+    CUfunction f;
+    unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+    CUstream hStream;
+    void** kernelParams;
+    void** extra;
+};
+struct DriverCooperativeLaunch {  // cuLaunchCooperativeKernel
+    CUfunction f;
+    unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+    CUstream hStream;
+    void** kernelParams;
+};
+struct DriverLaunchEx {  // cuLaunchKernelEx
+    const CUlaunchConfig* config;
+    CUfunction f;
+    void** kernelParams;
+    void** extra;
+};
+struct RuntimeLaunch {  // cudaLaunchKernel, cudaLaunchCooperativeKernel
+    const void* func;
+    dim3 gridDim;
+    dim3 blockDim;
+    void** args;
+    size_t sharedMem;
+    cudaStream_t stream;
+};
+// CUDA 13's own launch of a <<<>>> kernel (__cudaLaunchKernel): a kernel handle in place of a
+// function's address, the rest as cudaLaunchKernel's.
+struct RuntimeKernelLaunch {
+    cudaKernel_t kernel;
+    dim3 gridDim;
+    dim3 blockDim;
+    void** args;
+    size_t sharedMem;
+    cudaStream_t stream;
+};
+struct RuntimeLaunchEx {  // cudaLaunchKernelExC
+    const cudaLaunchConfig_t* config;
+    const void* func;
+    void** args;
+};
+
+constexpr const char* kEmptyKernelPtx = R"(.version 7.0
+.target sm_75
+.address_size 64
+.visible .entry kbench_knocked_out()
+{
+    ret;
+}
+)";
+
+// One thread of an empty kernel, with no arguments and no shared memory, in place of the
+// launch: what the callback rewrites in each launch's parameters.
+template <typename Params>
+void empty_grid(Params* p) {
+    p->gridDimX = p->gridDimY = p->gridDimZ = 1;
+    p->blockDimX = p->blockDimY = p->blockDimZ = 1;
+    p->sharedMemBytes = 0;
+}
+
+template <typename Params>
+void empty_dims(Params* p) {
+    p->gridDim = dim3(1, 1, 1);
+    p->blockDim = dim3(1, 1, 1);
+    p->sharedMem = 0;
+}
+
+bool replace_driver_launch(CUpti_CallbackId id, void* params, KnockoutState& k) {
+    thread_local CUlaunchConfig config;
+    switch (id) {
+        case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+        case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
+            auto* p = static_cast<DriverLaunch*>(params);
+            p->f = k.empty_function;
+            empty_grid(p);
+            p->kernelParams = nullptr;
+            p->extra = nullptr;
+            return true;
+        }
+        case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+        case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
+            auto* p = static_cast<DriverCooperativeLaunch*>(params);
+            p->f = k.empty_function;
+            empty_grid(p);
+            p->kernelParams = nullptr;
+            return true;
+        }
+        case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+        case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+            auto* p = static_cast<DriverLaunchEx*>(params);
+            if (!p->config) return false;
+            config = *p->config;
+            empty_grid(&config);
+            config.attrs = nullptr;
+            config.numAttrs = 0;
+            p->config = &config;
+            p->f = k.empty_function;
+            p->kernelParams = nullptr;
+            p->extra = nullptr;
+            return true;
+        }
+        default:
+            return false;
+    }
+}
+
+bool replace_runtime_launch(CUpti_CallbackId id, void* params, KnockoutState& k) {
+    thread_local cudaLaunchConfig_t config;
+    const void* kernel = reinterpret_cast<const void*>(k.empty_kernel);
+    switch (id) {
+        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000: {
+            auto* p = static_cast<RuntimeLaunch*>(params);
+            p->func = kernel;
+            empty_dims(p);
+            return true;
+        }
+        case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000:
+        case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000: {
+            auto* p = static_cast<RuntimeKernelLaunch*>(params);
+            p->kernel = reinterpret_cast<cudaKernel_t>(k.empty_kernel);
+            empty_dims(p);
+            return true;
+        }
+        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060: {
+            auto* p = static_cast<RuntimeLaunchEx*>(params);
+            if (!p->config) return false;
+            config = *p->config;
+            config.gridDim = dim3(1, 1, 1);
+            config.blockDim = dim3(1, 1, 1);
+            config.dynamicSmemBytes = 0;
+            config.attrs = nullptr;
+            config.numAttrs = 0;
+            p->config = &config;
+            p->func = kernel;
+            return true;
+        }
+        default:
+            return false;
+    }
+}
+
+void CUPTIAPI on_launch(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
+    KnockoutState& k = knockout_state();
+    // A runtime launch calls the driver: each domain keeps whether it replaced its own.
+    thread_local bool replaced[2] = {false, false};
+    bool& mine = replaced[domain == CUPTI_CB_DOMAIN_DRIVER_API ? 0 : 1];
+    const auto* cb = static_cast<const CUpti_CallbackData*>(data);
+    if (cb->callbackSite == CUPTI_API_ENTER) {
+        mine = false;
+        if (!k.on.load() || !k.replaces(cb->symbolName)) return;
+        void* params = const_cast<void*>(cb->functionParams);
+        mine = domain == CUPTI_CB_DOMAIN_DRIVER_API ? replace_driver_launch(id, params, k)
+                                                    : replace_runtime_launch(id, params, k);
+        if (mine) ++k.replaced;
+        return;
+    }
+    if (!mine) return;
+    mine = false;
+    int result = domain == CUPTI_CB_DOMAIN_DRIVER_API
+                     ? int(*static_cast<CUresult*>(cb->functionReturnValue))
+                     : int(*static_cast<cudaError_t*>(cb->functionReturnValue));
+    if (result != 0) ++k.failed;
+}
+
+// The empty kernel, loaded once into the current context; "" or why not.
+std::string load_empty_kernel(KnockoutState& k) {
+    if (k.empty_function) return "";
+    void* driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!driver) return "the CUDA driver is not loaded";
+    CUresult (*load)(CUlibrary*, const void*, CUjit_option*, void**, unsigned, CUlibraryOption*,
+                     void**, unsigned) = nullptr;
+    CUresult (*get_kernel)(CUkernel*, CUlibrary, const char*) = nullptr;
+    CUresult (*get_function)(CUfunction*, CUkernel) = nullptr;
+    if (!bind(driver, "cuLibraryLoadData", load) ||
+        !bind(driver, "cuLibraryGetKernel", get_kernel) ||
+        !bind(driver, "cuKernelGetFunction", get_function))
+        return "the CUDA driver lacks its library API (CUDA 12 or later)";
+    CUlibrary library = nullptr;
+    CUresult r = load(&library, kEmptyKernelPtx, nullptr, nullptr, 0, nullptr, nullptr, 0);
+    if (r == CUDA_SUCCESS) r = get_kernel(&k.empty_kernel, library, "kbench_knocked_out");
+    if (r == CUDA_SUCCESS) r = get_function(&k.empty_function, k.empty_kernel);
+    if (r != CUDA_SUCCESS) {
+        k.empty_kernel = nullptr;
+        k.empty_function = nullptr;
+        return "the empty kernel could not be loaded (CUDA error " + std::to_string(int(r)) + ")";
+    }
+    return "";
+}
 #endif
 
 }  // namespace
@@ -248,6 +480,87 @@ protocol::KernelsReported report() {
     }
     for (auto& [key, row] : rows) out.rows.push_back(std::move(row));
     return out;
+}
+
+Knockout::Knockout(const std::vector<std::string>& names) {
+#ifdef KBENCH_WITH_CUPTI
+    KnockoutState& k = knockout_state();
+    std::string tried;
+    void* library = state().active ? open_cupti(tried) : nullptr;
+    if (!library) {
+        why_ = "kernel records are off in this sandbox: " + state().why_not;
+        return;
+    }
+    if (!bind(library, "cuptiSubscribe", k.subscribe) ||
+        !bind(library, "cuptiUnsubscribe", k.unsubscribe) ||
+        !bind(library, "cuptiEnableCallback", k.enable_callback)) {
+        why_ = "the CUPTI library lacks the callback API";
+        return;
+    }
+    why_ = load_empty_kernel(k);
+    if (!why_.empty()) return;
+    if (k.subscribe(&k.subscriber, on_launch, nullptr) != CUPTI_SUCCESS) {
+        k.subscriber = nullptr;
+        why_ = "CUPTI's callbacks are taken (another subscriber holds them)";
+        return;
+    }
+    const CUpti_CallbackId driver[] = {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+                                       CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+                                       CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+                                       CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+                                       CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+                                       CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz};
+    const CUpti_CallbackId runtime[] = {
+        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+        CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+        CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
+        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060};
+    for (CUpti_CallbackId id : driver)
+        if (k.enable_callback(1, k.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id) != CUPTI_SUCCESS)
+            why_ = "CUPTI refused a driver launch callback";
+    for (CUpti_CallbackId id : runtime)
+        if (k.enable_callback(1, k.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id) != CUPTI_SUCCESS)
+            why_ = "CUPTI refused a runtime launch callback";
+    if (!why_.empty()) {
+        k.unsubscribe(k.subscriber);
+        k.subscriber = nullptr;
+        return;
+    }
+    {
+        std::lock_guard<std::mutex> guard(k.mutex);
+        k.names = std::set<std::string, std::less<>>(names.begin(), names.end());
+    }
+    k.replaced = 0;
+    k.failed = 0;
+    k.on = true;
+#else
+    (void)names;
+    why_ = "kbench was built without CUPTI";
+#endif
+}
+
+nlohmann::json Knockout::finish() {
+    std::uint64_t replaced = 0, failed = 0;
+#ifdef KBENCH_WITH_CUPTI
+    KnockoutState& k = knockout_state();
+    if (!finished_ && why_.empty()) {
+        k.on = false;
+        if (k.subscriber) k.unsubscribe(k.subscriber);
+        k.subscriber = nullptr;
+        replaced = k.replaced;
+        failed = k.failed;
+    }
+#endif
+    finished_ = true;
+    return {{"replaced", replaced}, {"failed", failed}, {"why", why_}};
+}
+
+Knockout::~Knockout() {
+    if (!finished_) finish();
 }
 
 }  // namespace kbench::worker::kernel_activity

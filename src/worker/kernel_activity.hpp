@@ -2,6 +2,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "protocol/sandbox_messages.hpp"
 
@@ -29,6 +32,25 @@ void mark(Window window, std::uint64_t begin, std::uint64_t end);
 // Flushes CUPTI's buffers and returns what ran since the last report, one row per kernel name,
 // stream and window ("call", "load", "kbench", "outside").
 protocol::KernelsReported report();
+
+// The decoy check: while a Knockout lives, every launch of a kernel of these names (as the
+// records give them) runs an empty kernel instead, one thread, no arguments, on the same stream
+// (CUPTI's launch callbacks, driver and runtime). Nothing else changes.
+class Knockout {
+  public:
+    explicit Knockout(const std::vector<std::string>& names);
+    ~Knockout();
+    Knockout(const Knockout&) = delete;
+    Knockout& operator=(const Knockout&) = delete;
+
+    // {"replaced": launches, "failed": replaced launches that returned an error, "why": why
+    // nothing could be replaced, or ""}; ends the replacing.
+    nlohmann::json finish();
+
+  private:
+    std::string why_;
+    bool finished_ = false;
+};
 
 }  // namespace kernel_activity
 }  // namespace kbench::worker

@@ -11,10 +11,12 @@
 
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
+#include "core/files.hpp"
 #include "protocol/judge_messages.hpp"
 #include "protocol/sandbox_messages.hpp"
 #include "protocol/zygote_messages.hpp"
 #include "sandbox/framing.hpp"
+#include "worker/cpu_activity.hpp"
 #include "worker/cuda_timing_device.hpp"
 #include "worker/device.hpp"
 #include "worker/kernel_activity.hpp"
@@ -126,7 +128,8 @@ class Harness {
                     return protocol::reply_json(call(protocol::CallBatch::from_json(body), fds));
                 case Op::kernels:
                     protocol::ReportKernels::from_json(body);
-                    return protocol::reply_json(kernel_activity::report());
+                    return protocol::reply_json(device().is_cuda() ? kernel_activity::report()
+                                                                   : cpu_activity::report());
                 default:
                     throw ProtocolError("a sandbox does not serve '" +
                                         std::string(protocol::to_string(op)) + "'");
@@ -148,8 +151,12 @@ class Harness {
     void attach(const protocol::AttachSandbox& a) {
         if (!device_ || device_->is_cuda() != (a.device == "cuda"))
             device_.emplace(Device::open(a.device));
-        // Kernel records start before the candidate is imported (on a CPU there are none).
-        if (device_->is_cuda()) kernel_activity::start();
+        // Kernel records start before the candidate is imported (on a CPU: samples of where
+        // its threads are in model calls).
+        if (device_->is_cuda())
+            kernel_activity::start();
+        else
+            cpu_activity::start();
         timer_ = make_timing_device(*device_, std::size_t(a.flush_bytes));
         // The same precision policy as the judge's, before any code of the candidate's runs.
         apply_precision_policy(a.tf32);
@@ -200,6 +207,7 @@ class Harness {
     void load(const protocol::LoadCandidate& l, std::vector<int>& fds) {
         take_slots(l.slots, fds);
         dtype_ = precision_dtype(l.precision);
+        cpu_activity::own_folder(fs::path(l.candidate_file).parent_path().string());
         py::tuple init = arguments(l.init_args, nullptr);
         std::uint64_t began = kernel_activity::now();
         struct MarkLoad {
@@ -363,6 +371,24 @@ class Harness {
         }
         protocol::CallsDone done;
         done.nonce = b.nonce;
+        // Nothing else tells the call apart from a correctness trial: its freed blocks are
+        // poisoned as theirs are (the judge asks for it), so an output only the knocked-out
+        // kernels would have written holds NaN or another input's values.
+        std::optional<kernel_activity::Knockout> knockout;
+        if (!b.knockout.empty()) {
+            if (!d.is_cuda() || b.timed || b.null_model || b.calls.size() != 1 || !b.poison)
+                throw ProtocolError("a knockout is one untimed, poisoned model call on a GPU");
+            knockout.emplace(b.knockout);
+        }
+        struct Sampling {
+            bool on;
+            explicit Sampling(bool on) : on(on) {
+                if (on) cpu_activity::sample(true);
+            }
+            ~Sampling() {
+                if (on) cpu_activity::sample(false);
+            }
+        } sampling(!d.is_cuda() && !b.timed && !b.null_model);
         // Python's collector runs only inside model calls: one that the harness's own allocations
         // set off would run the candidate's gc callbacks outside the timed window, where the
         // request's inputs already exist.
@@ -384,6 +410,7 @@ class Harness {
             std::uint64_t began = kernel_activity::now();
             kernel_activity::mark(kernel_activity::Window::kbench, own, began);
             auto host0 = HostClock::now();
+            if (!d.is_cuda() && !b.null_model) cpu_activity::call_begin();
             timer_->start();
             if (b.null_model)
                 result = null_result(targets);
@@ -399,6 +426,7 @@ class Harness {
             std::optional<Outputs> taken;
             if (!d.is_cuda()) taken = take_outputs(result, targets, spec);
             timer_->stop();
+            if (!d.is_cuda() && !b.null_model) cpu_activity::call_end();
             d.synchronize();
             auto host1 = HostClock::now();
             std::uint64_t ended = kernel_activity::now();
@@ -426,6 +454,7 @@ class Harness {
             for (at::Tensor& t : targets) held_tensors_.push_back(std::move(t));
         }
         d.synchronize();
+        if (knockout) done.knockout = knockout->finish();
         done.precision = precision_state();
         // Read in C++: a Python function here would be the candidate's to replace, and run after
         // its timer stopped.

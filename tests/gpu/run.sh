@@ -18,7 +18,8 @@
 # KBENCH_HEALTH_LEVELS (default 1 2 3) of KBENCH_FULL_JSONL, each level at most
 # KBENCH_HEALTH_SECONDS. agreement: kbench eval
 # over the public candidates bench/agreement/prepare.py put in local/agreement (resumable: a
-# second call goes on where a first one stopped), for at most KBENCH_AGREEMENT_SECONDS.
+# second call goes on where a first one stopped), for at most KBENCH_AGREEMENT_SECONDS;
+# KBENCH_AGREEMENT_SET=NAME takes candidates_NAME.jsonl and selected_NAME.jsonl instead.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -325,22 +326,23 @@ fi
 
 if want agreement; then
 step "agreement: public model-written candidates with official verdicts (kbench eval --no-timing)"
-CANDS=$ROOT/local/agreement/candidates.jsonl
+SET=${KBENCH_AGREEMENT_SET:+_$KBENCH_AGREEMENT_SET}
+CANDS=$ROOT/local/agreement/candidates$SET.jsonl
 if [ -f "$CANDS" ] && [ -f "$FULL" ]; then
   start=$(now)
   timeout -s INT -k 15 "${KBENCH_AGREEMENT_SECONDS:-1800}" "$BUILD/kbench" eval --dataset "$FULL" \
-    --candidates "$CANDS" --no-timing --runs-dir "$BUILD/runs-agreement" --run agreement \
+    --candidates "$CANDS" --no-timing --runs-dir "$BUILD/runs-agreement" --run "agreement$SET" \
     > "$OUT/agreement.txt" 2> "$OUT/agreement.err"
   echo "agreement rc $? wall_s $(seconds_since "$start")" | tee -a "$OUT/times.txt"
   # Every verdict the store holds, also when the time limit stopped the run.
-  "$PYTHON" - "$BUILD/runs-agreement/agreement/kbench.db" "$OUT/agreement_verdicts.jsonl" <<'PY'
+  "$PYTHON" - "$BUILD/runs-agreement/agreement$SET/kbench.db" "$OUT/agreement_verdicts.jsonl" <<'PY'
 import sqlite3, sys
 rows = sqlite3.connect(sys.argv[1]).execute("SELECT verdict FROM verdicts").fetchall()
 open(sys.argv[2], "w").writelines(r[0] + "\n" for r in rows)
 print(len(rows), "verdicts stored")
 PY
   "$PYTHON" "$ROOT/bench/agreement/confusion.py" "$OUT/agreement_verdicts.jsonl" \
-    "$OUT/agreement.md" | head -12
+    "$OUT/agreement.md" "$ROOT/local/agreement/selected$SET.jsonl" | head -40
   tail -3 "$OUT/agreement.err"
 else
   echo "no $CANDS (bench/agreement/prepare.py makes it): skipping the agreement run"

@@ -516,6 +516,41 @@ TEST_F(Lockdown, ItsFolderIsATmpfsOfItsOwnThatEveryWritePathFills) {
     EXPECT_FALSE(fs::exists(seen));
 }
 
+TEST_F(Lockdown, TheSharedTemporaryFoldersAreReadOnlyButForItsOwn) {
+    // Without Landlock (as on GPU machines where CUDA cannot start under it), /tmp and /var/tmp
+    // are writable by anyone: in the sandbox they are read-only, its own folder (under /tmp
+    // here) aside, so nothing it writes escapes its quota.
+    LockdownSpec s = spec();
+    s.disk_bytes = 8 << 20;
+    s.disabled = {"landlock"};
+    s.disabled_reason = "this test";
+    std::string folder = scratch_.string();
+    std::vector<std::string> probes = {"/tmp/kbench-probe-" + std::to_string(::getpid()),
+                                       "/var/tmp/kbench-probe-" + std::to_string(::getpid())};
+    Run r = run(s, [&] {
+        for (const std::string& file : probes) {
+            int fd = ::open(file.c_str(), O_CREAT | O_WRONLY, 0600);
+            say(file.substr(0, 8) +
+                (fd >= 0 ? ": written" : std::string(": ") + std::strerror(errno)));
+            if (fd >= 0) ::close(fd);
+        }
+        int fd = ::open((folder + "/mine").c_str(), O_CREAT | O_WRONLY, 0600);
+        say(fd >= 0 && ::write(fd, "x", 1) == 1 ? "its folder is writable" : "its folder is lost");
+        return 0;
+    });
+    for (const std::string& file : probes) fs::remove(file);
+    if (!applied(r.layers, "disk_quota"))
+        GTEST_SKIP() << "no disk quota here: " << r.layers.to_json().dump();
+    std::string read_only = std::strerror(EROFS);
+    if (fs::is_directory("/tmp")) {
+        EXPECT_NE(r.out.find("/tmp/kbe: " + read_only), std::string::npos) << r.out;
+    }
+    if (fs::is_directory("/var/tmp")) {
+        EXPECT_NE(r.out.find("/var/tmp: " + read_only), std::string::npos) << r.out;
+    }
+    EXPECT_NE(r.out.find("its folder is writable"), std::string::npos) << r.out;
+}
+
 TEST_F(Lockdown, CannotTraceOrReadTheMemoryOfItsParent) {
     pid_t parent = ::getpid();
     Run r = run(spec(), [&] {

@@ -7,8 +7,8 @@
 #include <functional>
 #include <tuple>
 
+#include "core/elf_symbols.hpp"
 #include "core/files.hpp"
-#include "integrity/elf_symbols.hpp"
 #include "integrity/floor.hpp"
 
 #include <gtest/gtest.h>
@@ -46,6 +46,8 @@ class FakeJudge : public JudgeClient {
                                                                    {"input_bytes", 2048},
                                                                    {"parameter_bytes", 0},
                                                                    {"output_bytes", 2048}}));
+    json knockout_reply = protocol::reply_json(protocol::KnockoutChecked{});
+    std::vector<std::vector<std::string>> knocked_out;  // each knockout request's names
     int detached = 0;
     std::vector<bool> baseline_timed;   // each baseline request's `time`
     std::function<void()> on_baseline;  // runs as a baseline request arrives
@@ -63,6 +65,11 @@ class FakeJudge : public JudgeClient {
     }
     protocol::Reply<protocol::CandidateTimed> timing(const protocol::TimingRequest&) override {
         return decode<protocol::CandidateTimed>(timing_reply);
+    }
+    protocol::Reply<protocol::KnockoutChecked> knockout(
+        const protocol::KnockoutRequest& request) override {
+        knocked_out.push_back(request.names);
+        return decode<protocol::KnockoutChecked>(knockout_reply);
     }
     protocol::Reply<protocol::Empty> detach() override {
         ++detached;
@@ -448,6 +455,127 @@ TEST_F(Pipeline, ADecoyKernelIsRejectedAndHonestSharesPass) {
     EXPECT_NEAR(honest.kernel_activity.value("candidate_share", 0.0), 0.05, 1e-9);
 }
 
+TEST_F(Pipeline, ASmallShareIsADecoyOnlyWhereTheOutputsDoNotDependOnIt) {
+    correctness_kernels(kernels({{"_Z11relu_kernelPKfPfi", "call", 100},
+                                 {"sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n", "call", 99900}}));
+    // Its kernels knocked out, the outputs are NaN where only they wrote: an epilogue.
+    protocol::KnockoutChecked changed{
+        true,
+        "",
+        5,
+        true,
+        "trial 0: NaN where the reference has none",
+        kernels({{"kbench_knocked_out", "call", 10},
+                 {"sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n", "call", 99900}},
+                1)};
+    judge.knockout_reply = protocol::reply_json(changed);
+    Verdict epilogue = run();
+    EXPECT_EQ(epilogue.status, Status::correct) << epilogue.reason;
+    ASSERT_EQ(judge.knocked_out.size(), 1u);
+    EXPECT_EQ(judge.knocked_out[0], std::vector<std::string>{"_Z11relu_kernelPKfPfi"});
+    const Finding* small = nullptr;
+    for (const auto& f : epilogue.integrity)
+        if (f.rule == "small_kernel_share") small = &f;
+    ASSERT_NE(small, nullptr);
+    EXPECT_EQ(small->severity, "warn");
+    EXPECT_NE(small->detail.find("the outputs change"), std::string::npos) << small->detail;
+    EXPECT_TRUE(epilogue.kernel_activity["knockout"].value("changed", false));
+
+    // The outputs are the reference's without them: a decoy.
+    protocol::KnockoutChecked same = changed;
+    same.changed = false;
+    same.how = "the outputs still match the reference's (max abs diff 0)";
+    judge.knockout_reply = protocol::reply_json(same);
+    Verdict decoy = run();
+    EXPECT_EQ(decoy.status, Status::rejected);
+    EXPECT_NE(decoy.reason.find("contribute nothing"), std::string::npos) << decoy.reason;
+
+    // A knockout whose records show the candidate's kernel running anyway decides nothing.
+    protocol::KnockoutChecked leaked = changed;
+    leaked.kernels = kernels({{"_Z11relu_kernelPKfPfi", "call", 100}}, 1);
+    judge.knockout_reply = protocol::reply_json(leaked);
+    Verdict undecided = run();
+    EXPECT_EQ(undecided.status, Status::rejected);
+    EXPECT_NE(undecided.reason.find("still ran"), std::string::npos) << undecided.reason;
+
+    // Nor does one that could not replace anything, or whose call failed.
+    judge.knockout_reply = protocol::reply_json(
+        protocol::KnockoutChecked{false, "CUPTI's callbacks are taken", 0, false, "", nullptr});
+    Verdict taken = run();
+    EXPECT_EQ(taken.status, Status::rejected);
+    EXPECT_NE(taken.reason.find("could not be checked: CUPTI"), std::string::npos) << taken.reason;
+    judge.knockout_reply =
+        protocol::fault_json({protocol::FaultKind::candidate_raised, "IndexError: out", ""});
+    EXPECT_EQ(run().status, Status::rejected);
+    // kbench's own failure there is never the candidate's verdict.
+    judge.knockout_reply =
+        protocol::fault_json({protocol::FaultKind::harness, "the judge lost its device", ""});
+    bool infra = false;
+    try {
+        Verdict v = run();
+        infra = v.status == Status::infra_error;
+    } catch (const InfraError&) {
+        infra = true;
+    }
+    EXPECT_TRUE(infra);
+
+    // Where the decoy rule only warns, nothing is knocked out.
+    judge.knocked_out.clear();
+    config.policy = "permissive";
+    EXPECT_EQ(run().status, Status::correct);
+    EXPECT_TRUE(judge.knocked_out.empty());
+}
+
+TEST_F(Pipeline, CpuSamplesTellWhetherTheCandidatesCompiledCodeDidTheWork) {
+    config.device = "cpu";
+    auto samples = [](const std::vector<std::pair<std::string, int>>& rows, int calls = 5) {
+        protocol::KernelsReported r{true, "", {}, std::uint64_t(calls), 100000000, 0};
+        r.source = "cpu";
+        for (const auto& [name, count] : rows)
+            r.rows.push_back(
+                {name, 0, "call", std::uint64_t(count), std::uint64_t(count) * 1000000});
+        return r.to_json();
+    };
+    // Its extension was built, but torch.relu did the work in every call.
+    correctness_kernels(
+        samples({{"_ZN2at6native12_GLOBAL__N_110relu_kernelEv (libtorch_cpu.so)", 40},
+                 {"PyEval_EvalCode (python3.11)", 5}}));
+    Verdict unused = run();
+    EXPECT_EQ(unused.status, Status::rejected);
+    EXPECT_NE(unused.reason.find("none of the candidate's own compiled code"), std::string::npos)
+        << unused.reason;
+    EXPECT_NE(unused.reason.find("(libtorch_cpu.so)"), std::string::npos) << unused.reason;
+
+    // Its own code had the samples.
+    correctness_kernels(samples({{"_Z12relu_forwardN2at6TensorE (./relu_ext/relu_ext.so)", 40},
+                                 {"PyEval_EvalCode (python3.11)", 5}}));
+    Verdict own = run();
+    EXPECT_EQ(own.status, Status::correct) << own.reason;
+    ASSERT_FALSE(own.kernels.empty());
+    EXPECT_EQ(own.kernels[0].origin, "candidate");
+    EXPECT_EQ(own.kernels[0].name, "relu_forward (./relu_ext/relu_ext.so)");
+
+    // pybind11's glue in its module is not its work; a library loaded from elsewhere never is.
+    correctness_kernels(
+        samples({{"pybind11::cpp_function::dispatcher (./relu_ext/relu_ext.so)", 40},
+                 {"relu_forward (relu_ext.so)", 40}}));
+    EXPECT_EQ(run().status, Status::rejected);
+
+    // Too few samples say nothing.
+    correctness_kernels(samples({{"relu (libtorch_cpu.so)", 5}}));
+    EXPECT_EQ(run().status, Status::correct);
+
+    // A small share on a CPU is only a warning: nothing is knocked out there.
+    correctness_kernels(
+        samples({{"relu_forward (./relu_ext/relu_ext.so)", 1}, {"mm (libtorch_cpu.so)", 400}}));
+    Verdict small = run();
+    EXPECT_EQ(small.status, Status::correct) << small.reason;
+    EXPECT_TRUE(judge.knocked_out.empty());
+    bool warned = false;
+    for (const auto& f : small.integrity) warned = warned || f.rule == "small_kernel_share";
+    EXPECT_TRUE(warned);
+}
+
 TEST_F(Pipeline, KernelsNamedLikeTheCandidatesInALibraryNamespaceAreTheLibrarys) {
     // relu_kernel is the candidate's name, but at::native's is ATen's.
     correctness_kernels(kernels({{"_ZN2at6native11relu_kernelEPfi", "call", 1000}}));
@@ -530,9 +658,9 @@ TEST(GpuTable, MoreSpecificEntriesComeFirstAndUsersWin) {
 }
 
 TEST(ElfSymbols, AnExecutableDefinesItsFunctions) {
-    std::set<std::string> names = integrity::elf_function_names("/proc/self/exe");
+    std::set<std::string> names = elf_function_names("/proc/self/exe");
     EXPECT_TRUE(names.count("main"));
-    EXPECT_THROW(integrity::elf_function_names("/proc/self/status"), InfraError);
+    EXPECT_THROW(elf_function_names("/proc/self/status"), InfraError);
 }
 
 TEST(KernelNames, DemangledWithoutParameters) {

@@ -213,5 +213,20 @@ TEST(Protocol, KernelRecordsMustAgreeWithTheJudgesClockAndCalls) {
     EXPECT_EQ(KernelsReported::from_json(r.to_json()).to_json(), r.to_json());
 }
 
+TEST(Protocol, CpuSamplesWhoseSignalsNeverCameAreNotBelieved) {
+    // 10 samples taken, 490 periods of CPU time run with the signal kept out: SIGPROF blocked.
+    KernelsReported r{true, "", {{"mm (libtorch_cpu.so)", 0, "call", 10, 500000}}, 5, 900000, 490};
+    r.source = "cpu";
+    EXPECT_NE(r.disagreement(5, 1e6).find("490 of the 500 samples of its threads"),
+              std::string::npos);
+    r.dropped = 20;  // a few lost at the ends of calls
+    EXPECT_EQ(r.disagreement(5, 1e6), "");
+    r.source = "gpu";  // CUPTI's dropped records only make the table partial
+    r.dropped = 490;
+    EXPECT_EQ(r.disagreement(5, 1e6), "");
+    r.source = "tpu";
+    EXPECT_THROW(KernelsReported::from_json(r.to_json()), ProtocolError);
+}
+
 }  // namespace
 }  // namespace kbench::protocol

@@ -1,4 +1,4 @@
-#include "integrity/elf_symbols.hpp"
+#include "core/elf_symbols.hpp"
 
 #include <elf.h>
 
@@ -6,7 +6,7 @@
 
 #include "core/error.hpp"
 
-namespace kbench::integrity {
+namespace kbench {
 namespace {
 
 template <typename T>
@@ -20,13 +20,13 @@ T at(const std::string& bytes, std::uint64_t offset, const fs::path& file) {
 
 }  // namespace
 
-std::set<std::string> elf_function_names(const fs::path& file) {
+std::vector<ElfFunction> elf_functions(const fs::path& file) {
     std::string bytes = read_file(file);
     auto header = at<Elf64_Ehdr>(bytes, 0, file);
     if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 ||
         header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_ident[EI_DATA] != ELFDATA2LSB)
         throw InfraError("not a 64-bit little-endian ELF file: " + file.string());
-    std::set<std::string> names;
+    std::vector<ElfFunction> functions;
     for (std::uint16_t i = 0; i < header.e_shnum; ++i) {
         auto section =
             at<Elf64_Shdr>(bytes, header.e_shoff + std::uint64_t(i) * header.e_shentsize, file);
@@ -40,12 +40,20 @@ std::set<std::string> elf_function_names(const fs::path& file) {
             std::uint64_t name = strings.sh_offset + symbol.st_name;
             if (symbol.st_name >= strings.sh_size || name >= bytes.size()) continue;
             const char* text = bytes.data() + name;
-            names.emplace(text,
-                          strnlen(text, std::min<std::uint64_t>(bytes.size() - name,
-                                                                strings.sh_size - symbol.st_name)));
+            functions.push_back(
+                {std::string(text, strnlen(text, std::min<std::uint64_t>(
+                                                     bytes.size() - name,
+                                                     strings.sh_size - symbol.st_name))),
+                 symbol.st_value, symbol.st_size});
         }
     }
+    return functions;
+}
+
+std::set<std::string> elf_function_names(const fs::path& file) {
+    std::set<std::string> names;
+    for (ElfFunction& f : elf_functions(file)) names.insert(std::move(f.name));
     return names;
 }
 
-}  // namespace kbench::integrity
+}  // namespace kbench
