@@ -20,10 +20,10 @@
 #include "core/error.hpp"
 #include "core/fields.hpp"
 #include "core/files.hpp"
-#include "schedule/device_turns.hpp"
-#include "schedule/devices.hpp"
-#include "schedule/eval_engine.hpp"
-#include "schedule/evaluator.hpp"
+#include "orchestrator/devices/device_turns.hpp"
+#include "orchestrator/devices/devices.hpp"
+#include "orchestrator/engine/eval_engine.hpp"
+#include "orchestrator/engine/evaluator.hpp"
 
 namespace kbench::cli {
 namespace {
@@ -87,7 +87,7 @@ void write_kernelbench_file(const fs::path& dir, const std::string& mode,
 int run_baselines(const BaselineOptions& o) {
     std::string python = build::find_python(o.python);
     auto problems = selected_problems(o.selection, python);
-    schedule::DeviceChoice device = schedule::parse_device(o.device);
+    orchestrator::DeviceChoice device = orchestrator::parse_device(o.device);
     std::vector<std::string> modes = {"eager"};
     if (o.compile && o.compile_modes.empty()) modes.push_back("default");
     for (const auto& m : o.compile_modes) {
@@ -106,7 +106,7 @@ int run_baselines(const BaselineOptions& o) {
     run.timing.max_seconds = o.max_seconds;
     CheckConfig config = make_config(run, device.label);
     fs::path scratch;
-    schedule::EvaluatorOptions options =
+    orchestrator::EvaluatorOptions options =
         make_evaluator_options(config, python, device, "kbench-baseline-", scratch);
     auto log = make_logger(run);
     options.log = log;
@@ -114,23 +114,24 @@ int run_baselines(const BaselineOptions& o) {
     int failed = 0, timed = 0, kept = 0;
     {
         if (log) log("starting the judge (" + device.label + ")");
-        schedule::BuilderPool builds(
+        orchestrator::BuilderPool builds(
             make_builder_options(run, options.env, options.policy, scratch / "work", log));
         std::size_t wanted =
             o.jobs > 0 ? std::size_t(o.jobs)
             : device.kind == "cpu"
                 ? 1
-                : std::clamp<std::size_t>(schedule::usable_cores().size() / 4, 1, 4);
+                : std::clamp<std::size_t>(orchestrator::usable_cores().size() / 4, 1, 4);
         auto evaluator_options = [&](std::size_t job) {
-            schedule::EvaluatorOptions e = options;
+            orchestrator::EvaluatorOptions e = options;
             // Each judge caches reference calls in its share of the device's memory.
             e.env.device_share = int(wanted);
             e.scratch_dir = options.scratch_dir / ("job-" + std::to_string(job));
             e.env.log_dir = options.env.log_dir / ("job-" + std::to_string(job));
             return e;
         };
-        std::vector<std::unique_ptr<schedule::Evaluator>> evaluators;
-        evaluators.push_back(std::make_unique<schedule::Evaluator>(evaluator_options(0), builds));
+        std::vector<std::unique_ptr<orchestrator::Evaluator>> evaluators;
+        evaluators.push_back(
+            std::make_unique<orchestrator::Evaluator>(evaluator_options(0), builds));
         json hello = evaluators[0]->judge_hello();
         std::string hardware = evaluators[0]->device_name();
         if (!o.json) {
@@ -199,21 +200,21 @@ int run_baselines(const BaselineOptions& o) {
                     finish(i, m);
                 }
 
-        schedule::DeviceTurns turns;
+        orchestrator::DeviceTurns turns;
         std::size_t jobs =
             std::clamp<std::size_t>(wanted, 1, std::max<std::size_t>(work.size(), 1));
         // Settings that ran out of device memory beside other judges: timed again at the end,
         // by one judge alone.
         std::vector<std::pair<std::size_t, std::size_t>> again;
-        auto time_one = [&](schedule::Evaluator* evaluator, std::size_t i, std::size_t m,
-                            schedule::DeviceTurns* shared) {
+        auto time_one = [&](orchestrator::Evaluator* evaluator, std::size_t i, std::size_t m,
+                            orchestrator::DeviceTurns* shared) {
             const auto& p = problems[i];
             const std::string& mode = modes[m];
             json entry;
             std::string error;
             try {
                 protocol::BaselineTimed t = evaluator->baseline(
-                    schedule::problem_spec(p),
+                    orchestrator::problem_spec(p),
                     {config.timing, true, mode == "eager" ? std::string() : mode}, o.limit_s,
                     shared);
                 entry = summary_ms(*t.measured);
@@ -283,8 +284,8 @@ int run_baselines(const BaselineOptions& o) {
             threads.emplace_back([&, job] {
                 if (!evaluators[job]) {
                     try {
-                        evaluators[job] =
-                            std::make_unique<schedule::Evaluator>(evaluator_options(job), builds);
+                        evaluators[job] = std::make_unique<orchestrator::Evaluator>(
+                            evaluator_options(job), builds);
                     } catch (const std::exception& e) {
                         if (log) log("a judge could not start: " + std::string(e.what()));
                         return;

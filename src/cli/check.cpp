@@ -9,10 +9,10 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "dataset/problem_file.hpp"
+#include "orchestrator/devices/devices.hpp"
+#include "orchestrator/engine/eval_engine.hpp"
+#include "orchestrator/run/interruption.hpp"
 #include "report/reporter.hpp"
-#include "schedule/devices.hpp"
-#include "schedule/eval_engine.hpp"
-#include "schedule/interruption.hpp"
 
 namespace kbench::cli {
 namespace {
@@ -27,7 +27,7 @@ struct CheckOptions {
 };
 
 int run_check(const CheckOptions& o) {
-    schedule::DeviceChoice device = schedule::parse_device(o.device);
+    orchestrator::DeviceChoice device = orchestrator::parse_device(o.device);
     if (o.run.backend != "auto" && o.run.backend != "cpu" && device.kind == "cpu")
         throw UsageError("backend " + o.run.backend + " needs a GPU, but the device is cpu",
                          "use --device cuda, or --backend cpu for CPU candidates");
@@ -37,9 +37,9 @@ int run_check(const CheckOptions& o) {
     dataset::Problem problem =
         dataset::make_problem(identity.level.value_or(0), identity.id.value_or(0), identity.name,
                               read_file(o.reference), fs::absolute(o.reference).string());
-    std::vector<schedule::EvalItem> items;
+    std::vector<orchestrator::EvalItem> items;
     for (std::size_t i = 0; i < o.candidates.size(); ++i) {
-        schedule::EvalItem item;
+        orchestrator::EvalItem item;
         item.problem = problem;
         item.candidate =
             dataset::make_candidate(problem.level, problem.id, int(i), read_file(o.candidates[i]),
@@ -52,8 +52,8 @@ int run_check(const CheckOptions& o) {
     auto log = make_logger(o.run);
     fs::path scratch;
     std::vector<std::string> gpus;
-    if (device.kind == "cuda") gpus = {schedule::physical_gpu(device.ordinal)};
-    schedule::EngineOptions e =
+    if (device.kind == "cuda") gpus = {orchestrator::physical_gpu(device.ordinal)};
+    orchestrator::EngineOptions e =
         make_engine_options(o.run, config, build::find_python(o.run.python), device.kind, gpus, 1,
                             "kbench-check-", fs::path(), scratch, log);
     e.builds.log = log;  // check names its builds, verbose or not
@@ -67,7 +67,7 @@ int run_check(const CheckOptions& o) {
     std::mutex record_mutex;
     std::vector<Verdict> verdicts;
     bool keep = o.keep_scratch;
-    schedule::InterruptGuard guard([&](int, schedule::Origin) {
+    orchestrator::InterruptGuard guard([&](int, orchestrator::Origin) {
         std::lock_guard<std::mutex> hold(record_mutex);
         std::cerr << "kbench: interrupted after " << verdicts.size() << " of " << items.size()
                   << " verdict(s)\n";
@@ -76,17 +76,17 @@ int run_check(const CheckOptions& o) {
     });
     {
         if (log) log("starting the judge and the zygote (" + device.label + ")");
-        schedule::EvalEngine engine(e);
+        orchestrator::EvalEngine engine(e);
         engine.run(
             items,
-            [&](const schedule::EvalItem&, const Verdict& v, const std::string&) {
+            [&](const orchestrator::EvalItem&, const Verdict& v, const std::string&) {
                 std::lock_guard<std::mutex> hold(record_mutex);
-                if (schedule::InterruptGuard::interrupted()) return;
+                if (orchestrator::InterruptGuard::interrupted()) return;
                 verdicts.push_back(v);
                 out.verdict(v);
                 if (v.status == Status::infra_error) keep = true;
             },
-            [&](const schedule::EvalItem& item) {
+            [&](const orchestrator::EvalItem& item) {
                 if (log) log("checking " + item.candidate.source);
             });
     }

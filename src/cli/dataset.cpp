@@ -17,9 +17,9 @@
 #include "core/memory_plan.hpp"
 #include "core/sha256.hpp"
 #include "integrity/health.hpp"
-#include "schedule/devices.hpp"
-#include "schedule/eval_engine.hpp"
-#include "schedule/evaluator.hpp"
+#include "orchestrator/devices/devices.hpp"
+#include "orchestrator/engine/eval_engine.hpp"
+#include "orchestrator/engine/evaluator.hpp"
 
 namespace kbench::cli {
 namespace {
@@ -46,7 +46,7 @@ struct DatasetOptions {
 int audit_problems(const DatasetOptions& o) {
     std::string python = build::find_python(o.python);
     auto problems = selected_problems(o.selection, python);
-    schedule::DeviceChoice device = schedule::parse_device(o.device);
+    orchestrator::DeviceChoice device = orchestrator::parse_device(o.device);
     RunOptions run;
     run.precision = o.precision;
     run.tf32 = o.tf32;
@@ -57,7 +57,7 @@ int audit_problems(const DatasetOptions& o) {
     run.trials = std::max({o.trials, o.seeds, 1});
     CheckConfig config = make_config(run, device.label);
     fs::path scratch;
-    schedule::EvaluatorOptions options =
+    orchestrator::EvaluatorOptions options =
         make_evaluator_options(config, python, device, "kbench-audit-", scratch);
     auto log = make_logger(run);
     options.log = log;
@@ -65,9 +65,9 @@ int audit_problems(const DatasetOptions& o) {
     integrity::HealthStore store = integrity::HealthStore::in_cache();
     {
         if (log) log("starting the judge (" + device.label + ")");
-        schedule::BuilderPool builds(
+        orchestrator::BuilderPool builds(
             make_builder_options(run, options.env, options.policy, scratch / "work", log));
-        schedule::Evaluator evaluator(options, builds);
+        orchestrator::Evaluator evaluator(options, builds);
         if (!o.json)
             std::cout << fmt::format("{:<8} {:<48} {:>10} {:>11} {:>11}  {}\n", "problem", "name",
                                      "needs", "max |diff|", "mismatched", "verdict");
@@ -82,7 +82,7 @@ int audit_problems(const DatasetOptions& o) {
             std::string verdict;
             std::string label = std::to_string(p.level) + "/" + std::to_string(p.id);
             try {
-                protocol::Audited a = evaluator.audit(schedule::problem_spec(p), o.trials);
+                protocol::Audited a = evaluator.audit(orchestrator::problem_spec(p), o.trials);
                 row.update(a.to_json());
                 // What an evaluation of it needs on the device (with rounds: the reference's
                 // own sandbox too), kept with its health (the judge's measurement).
@@ -118,7 +118,7 @@ int audit_problems(const DatasetOptions& o) {
                     std::cout << fmt::format("{:<8} {:<48} {:>10} {:>11.3g} {:>11} {}\n", label,
                                              p.name.substr(0, 48), needs, a.max_abs_diff,
                                              fmt::format("{}/{}", a.mismatched, a.values), verdict);
-            } catch (const schedule::ProblemTooLarge& e) {  // said, and not a failure
+            } catch (const orchestrator::ProblemTooLarge& e) {  // said, and not a failure
                 row["verdict"] = "does_not_fit";
                 row["memory"] = e.plan().to_json();
                 row["error"] = e.what();

@@ -15,10 +15,10 @@
 #include "core/files.hpp"
 #include "dataset/candidate_set.hpp"
 #include "dataset/problem_set.hpp"
+#include "orchestrator/devices/devices.hpp"
+#include "orchestrator/engine/eval_engine.hpp"
+#include "orchestrator/run/eval_run.hpp"
 #include "report/reporter.hpp"
-#include "schedule/devices.hpp"
-#include "schedule/eval_engine.hpp"
-#include "schedule/eval_run.hpp"
 
 namespace kbench::cli {
 namespace {
@@ -131,14 +131,14 @@ int run_eval(const EvalOptions& o, const std::string& command_line) {
             log("level " + std::to_string(u.level) + " problem " + std::to_string(u.id) + " (" +
                 u.name + ") has no usable candidate (" + u.why + "): it counts as a failure");
 
-    std::vector<schedule::EvalItem> items;
+    std::vector<orchestrator::EvalItem> items;
     for (const auto& c : scan.candidates) {
-        schedule::EvalItem item;
+        orchestrator::EvalItem item;
         for (const auto& p : problems)
             if (p.level == c.level && p.id == c.problem_id) item.problem = p;
         item.candidate = c;
         item.backend = detect_backend(o.run.backend, c.code, device_kind);
-        item.key = schedule::item_key(item.problem, c, item.backend, config);
+        item.key = orchestrator::item_key(item.problem, c, item.backend, config);
         items.push_back(std::move(item));
     }
 
@@ -148,11 +148,11 @@ int run_eval(const EvalOptions& o, const std::string& command_line) {
                                : o.run_name;
     CheckConfig settings = config;
     settings.device = device_kind;  // a run's settings name the kind of device, not which
-    schedule::EvalRun run(fs::absolute(fs::path(o.runs_dir) / run_name),
-                          o.db ? std::optional<fs::path>(fs::path(*o.db)) : std::nullopt, settings,
-                          items, o.force);
+    orchestrator::EvalRun run(fs::absolute(fs::path(o.runs_dir) / run_name),
+                              o.db ? std::optional<fs::path>(fs::path(*o.db)) : std::nullopt,
+                              settings, items, o.force);
     run.record_selection(missing);
-    const schedule::RunPlan& plan = run.plan();
+    const orchestrator::RunPlan& plan = run.plan();
     if (log)
         log(std::to_string(items.size()) + " candidate(s) for " + std::to_string(problems.size()) +
             " problem(s) in " + run.dir().string() + "; " + std::to_string(plan.done.size()) +
@@ -175,7 +175,7 @@ int run_eval(const EvalOptions& o, const std::string& command_line) {
     outcome.baseline_source = o.kernelbench_baseline.value_or("");
     outcome.resume = command_line;
 
-    std::optional<schedule::EngineOptions> engine;
+    std::optional<orchestrator::EngineOptions> engine;
     fs::path scratch;
     if (run.needs_engine())
         engine = make_engine_options(o.run, config, python, device_kind, gpus, o.cpu_judges,

@@ -12,8 +12,8 @@
 #include "core/error.hpp"
 #include "core/sha256.hpp"
 #include "llm/generator.hpp"
-#include "sandbox/process.hpp"
-#include "schedule/interruption.hpp"
+#include "orchestrator/run/interruption.hpp"
+#include "process/process.hpp"
 #include "store/model_records.hpp"
 #include "store/run_lock.hpp"
 
@@ -138,7 +138,7 @@ int run_generate(const GenerateOptions& o, const std::string& command_line) {
             run_dir.string());
 
     Tally tally;
-    schedule::InterruptGuard guard([&](int signal, schedule::Origin) {
+    orchestrator::InterruptGuard guard([&](int signal, orchestrator::Origin) {
         std::cerr << "kbench: interrupted (" << sandbox::describe_signal(signal)
                   << "): " << tally.written + tally.kept << " of " << tasks.size()
                   << " candidate(s) are in " << run_dir.string()
@@ -150,7 +150,7 @@ int run_generate(const GenerateOptions& o, const std::string& command_line) {
         workers.emplace_back([&] {
             for (;;) {
                 std::size_t i = next++;
-                if (i >= tasks.size() || schedule::InterruptGuard::interrupted() ||
+                if (i >= tasks.size() || orchestrator::InterruptGuard::interrupted() ||
                     !client.unreachable().empty())
                     return;
                 const Task& t = tasks[i];
@@ -193,7 +193,7 @@ int run_generate(const GenerateOptions& o, const std::string& command_line) {
             }
         });
     for (auto& t : workers) t.join();
-    if (schedule::InterruptGuard::interrupted()) return 130;
+    if (orchestrator::InterruptGuard::interrupted()) return 130;
     if (std::string why = client.unreachable(); !why.empty())
         throw UsageError(why, "nothing was asked; run the same command again once it answers");
 

@@ -12,7 +12,22 @@
 #include "score/fast_p.hpp"
 
 namespace kbench::cli {
+namespace embedded {
+struct EmbeddedText {
+    const char* name;
+    const char* text;
+};
+// src/cli/html/*, compiled in (cmake/embed_text.cmake).
+extern const EmbeddedText kReportAssets[];
+}  // namespace embedded
+
 namespace {
+
+const char* asset(std::string_view name) {
+    for (const embedded::EmbeddedText* t = embedded::kReportAssets; t->name; ++t)
+        if (name == t->name) return t->text;
+    return "";
+}
 
 const char* const kLevelColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                      "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
@@ -429,101 +444,6 @@ std::string describe_config(const ScoredRun& run) {
     return out;
 }
 
-const char* const kStyle = R"(
-body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px;color:#222;max-width:1400px}
-h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
-small{color:#666} .tag{background:#f0f0f0;border-radius:3px;padding:1px 6px;margin-right:4px;font-size:12px}
-table{border-collapse:collapse;font-size:13px} th,td{padding:4px 8px;border-bottom:1px solid #eee;text-align:left;vertical-align:top}
-th{background:#fafafa;position:sticky;top:0} table.score td{white-space:nowrap}
-#problems th{cursor:pointer;user-select:none} #problems th.sorted-asc::after{content:" \25B2"} #problems th.sorted-desc::after{content:" \25BC"}
-.plots{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start} figure{margin:0} figcaption{font-size:12px;color:#555;margin:2px 0 4px} .plot{width:560px;max-width:100%;border:1px solid #eee;background:#fff}
-.plot text{font-size:11px;fill:#333} .plot .axis{stroke:#333} .plot .grid{stroke:#eee} .plot .one{stroke:#888;stroke-dasharray:4 3}
-.plot .bar{fill:#1f77b4} .plot .inbar{fill:#fff;font-weight:600}
-.status{border-radius:3px;padding:0 5px;color:#fff;font-size:12px;white-space:nowrap}
-#problems{width:100%} #problems td{overflow-wrap:anywhere} #problems td:nth-child(2){min-width:160px;max-width:300px}
-#problems td:nth-child(9){max-width:240px;font-size:12px}
-.reason{min-width:220px;max-width:480px;font-size:12px;color:#444;overflow-wrap:anywhere} .kernels{min-width:220px;max-width:340px;font-size:12px;overflow-wrap:anywhere}
-.controls{margin:8px 0;display:flex;gap:12px;align-items:center} .notes{color:#444;font-size:13px}
-.changed td{background:#fffbe6} .num{text-align:right;font-variant-numeric:tabular-nums}
-)";
-
-// Sorting and filtering of the problem table, from the rows embedded as JSON.
-const char* const kScript = R"(
-(function () {
-  "use strict";
-  var rows = JSON.parse(document.getElementById("rows").textContent);
-  var colours = JSON.parse(document.getElementById("colours").textContent);
-  var body = document.querySelector("#problems tbody");
-  var filter = document.getElementById("filter");
-  var status = document.getElementById("status-filter");
-  var shown = document.getElementById("shown");
-  var sortKey = "level", sortDir = 1;
-  var statuses = {};
-  rows.forEach(function (r) { statuses[r.status] = true; });
-  Object.keys(statuses).sort().forEach(function (s) {
-    var o = document.createElement("option"); o.value = s; o.textContent = s; status.appendChild(o);
-  });
-  function fmt(x, digits) { return x === null || x === undefined ? "" : Number(x).toFixed(digits); }
-  function cell(tr, text, cls) {
-    var td = document.createElement("td"); td.textContent = text; if (cls) td.className = cls; tr.appendChild(td); return td;
-  }
-  function key(r, k) {
-    var v = r[k];
-    if (k === "problem") return r.level * 100000 + r.id;
-    return v === null || v === undefined ? -Infinity : v;
-  }
-  function render() {
-    var text = filter.value.toLowerCase(), want = status.value;
-    var list = rows.filter(function (r) {
-      if (want && r.status !== want) return false;
-      if (!text) return true;
-      return [r.name, r.status, r.reason, r.kernels, r.candidate, "level " + r.level].join(" ").toLowerCase().indexOf(text) >= 0;
-    });
-    list.sort(function (a, b) {
-      var x = key(a, sortKey), y = key(b, sortKey);
-      if (typeof x === "string" || typeof y === "string") return sortDir * String(x).localeCompare(String(y));
-      return sortDir * (x - y) || (a.level - b.level) || (a.id - b.id);
-    });
-    body.textContent = "";
-    list.forEach(function (r) {
-      var tr = document.createElement("tr");
-      cell(tr, r.level, "num");
-      cell(tr, r.name);
-      var st = cell(tr, ""); var span = document.createElement("span");
-      span.className = "status"; span.textContent = r.status; span.style.background = colours[r.status] || "#999"; st.appendChild(span);
-      cell(tr, r.speedup === null ? "" : fmt(r.speedup, 3) + "x" + (r.lo === null ? "" : " [" + fmt(r.lo, 3) + ", " + fmt(r.hi, 3) + "]"), "num");
-      cell(tr, r.sol === null ? "" : fmt(100 * r.sol, 1) + "%", "num");
-      cell(tr, r.candidates, "num");
-      cell(tr, r.reason, "reason");
-      cell(tr, r.kernels, "kernels").title = r.kernels_full;
-      cell(tr, r.candidate);
-      body.appendChild(tr);
-    });
-    shown.textContent = list.length + " of " + rows.length + " problems";
-  }
-  document.querySelectorAll("#problems th").forEach(function (th) {
-    th.addEventListener("click", function () {
-      var k = th.getAttribute("data-key");
-      sortDir = sortKey === k ? -sortDir : 1; sortKey = k;
-      document.querySelectorAll("#problems th").forEach(function (o) { o.className = ""; });
-      th.className = sortDir > 0 ? "sorted-asc" : "sorted-desc";
-      render();
-    });
-  });
-  // A view can be named in the address: #status=correct&sort=speedup&dir=-1&filter=conv
-  (location.hash || "").replace(/^#/, "").split("&").forEach(function (part) {
-    var kv = part.split("="), k = kv[0], v = decodeURIComponent(kv[1] || "");
-    if (k === "status") status.value = v;
-    else if (k === "filter") filter.value = v;
-    else if (k === "sort") sortKey = v;
-    else if (k === "dir") sortDir = v === "-1" ? -1 : 1;
-  });
-  filter.addEventListener("input", render);
-  status.addEventListener("change", render);
-  render();
-})();
-)";
-
 std::string changed_table(const ScoredRun& a, const ScoredRun& b) {
     auto ra = rows_of(a), rb = rows_of(b);
     std::set<std::pair<int, int>> keys;
@@ -573,8 +493,8 @@ std::string html_report(const ScoredRun& run, const std::vector<double>& thresho
     std::string name = run.run_dir.filename().string();
     std::string h = "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>";
     h += "<meta name='viewport' content='width=device-width, initial-scale=1'>";
-    h +=
-        "<title>kbench report: " + esc(name) + "</title><style>" + kStyle + "</style></head><body>";
+    h += "<title>kbench report: " + esc(name) + "</title><style>" + asset("style") +
+         "</style></head><body>";
     h += "<h1>kbench report: " + esc(name) + "</h1>";
     h += "<p>" + describe_config(run) + "</p>";
     h += fmt::format(
@@ -623,7 +543,7 @@ std::string html_report(const ScoredRun& run, const std::vector<double>& thresho
     h += "<script type='application/json' id='rows'>" + script_json(rows_json(rows_of(run))) +
          "</script>";
     h += "<script type='application/json' id='colours'>" + script_json(colours) + "</script>";
-    h += std::string("<script>") + kScript + "</script></body></html>\n";
+    h += std::string("<script>") + asset("script") + "</script></body></html>\n";
     return h;
 }
 

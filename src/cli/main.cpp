@@ -4,8 +4,8 @@
 
 #include "cli/command_words.hpp"
 #include "cli/commands.hpp"
+#include "confinement/lockdown.hpp"
 #include "core/error.hpp"
-#include "sandbox/lockdown.hpp"
 
 int main(int argc, char** argv) {
     // No process of this user (a sandbox without its layers, say) may read kbench's memory.

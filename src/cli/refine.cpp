@@ -18,11 +18,11 @@
 #include "core/fields.hpp"
 #include "llm/feedback.hpp"
 #include "llm/generator.hpp"
-#include "sandbox/process.hpp"
-#include "schedule/eval_engine.hpp"
-#include "schedule/evaluator.hpp"
-#include "schedule/interruption.hpp"
-#include "schedule/run_plan.hpp"
+#include "orchestrator/engine/eval_engine.hpp"
+#include "orchestrator/engine/evaluator.hpp"
+#include "orchestrator/run/interruption.hpp"
+#include "orchestrator/run/run_plan.hpp"
+#include "process/process.hpp"
 #include "store/model_records.hpp"
 #include "store/run_lock.hpp"
 #include "store/verdict_store.hpp"
@@ -89,9 +89,9 @@ class ChainQueue {
     }
     std::optional<std::size_t> next() {
         std::unique_lock<std::mutex> lock(mutex_);
-        while (waiting_.empty() && !closed_ && !schedule::InterruptGuard::interrupted())
+        while (waiting_.empty() && !closed_ && !orchestrator::InterruptGuard::interrupted())
             changed_.wait_for(lock, std::chrono::milliseconds(100));
-        if (waiting_.empty() || schedule::InterruptGuard::interrupted()) return std::nullopt;
+        if (waiting_.empty() || orchestrator::InterruptGuard::interrupted()) return std::nullopt;
         std::size_t chain = waiting_.front();
         waiting_.pop_front();
         return chain;
@@ -130,7 +130,7 @@ class Refinement {
                   fs::path& scratch);
     void ask(std::size_t c);
     void submit(std::size_t c, const llm::TurnResult& result);
-    void on_verdict(std::size_t c, const schedule::EvalItem& item, const Verdict& verdict);
+    void on_verdict(std::size_t c, const orchestrator::EvalItem& item, const Verdict& verdict);
     // Records the turn's outcome and queues the next turn with the feedback, or ends the chain.
     void advance(std::size_t c, TurnOutcome outcome, const std::string& feedback, bool enough);
     void finish(std::size_t c, const std::string& why);
@@ -157,7 +157,7 @@ class Refinement {
     std::atomic<bool> engine_wanted_{false};
     std::vector<std::string> in_flight_;  // keys of the evaluations under way
     ChainQueue asks_;
-    schedule::ItemFeed feed_;
+    orchestrator::ItemFeed feed_;
 };
 
 int Refinement::run() {
@@ -208,11 +208,11 @@ int Refinement::run() {
              client_->provider().name + " " + o_.model.model + ", evaluated on " + device_kind_ +
              "; run folder " + run_dir_.string());
 
-    schedule::InterruptGuard guard([&](int signal, schedule::Origin origin) {
+    orchestrator::InterruptGuard guard([&](int signal, orchestrator::Origin origin) {
         std::lock_guard<std::mutex> hold(mutex_);
         // As in eval: an interruption kbench can vouch for is no attempt of the candidates it
         // stopped; any other keeps their attempts (two such ends make a crash verdict).
-        if (origin == schedule::Origin::outside)
+        if (origin == orchestrator::Origin::outside)
             for (const auto& key : in_flight_) verdicts_->cancel_attempt(key);
         std::cerr << "kbench: interrupted (" << sandbox::describe_signal(signal)
                   << "): every answer and verdict so far is kept in " << run_dir_.string()
@@ -229,10 +229,10 @@ int Refinement::run() {
     // its records starts it only if a candidate still needs a verdict.
     fs::path scratch;
     while (!engine_wanted_ && !feed_.has_items() && !feed_.closed() &&
-           !schedule::InterruptGuard::interrupted())
+           !orchestrator::InterruptGuard::interrupted())
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     try {
-        if (!schedule::InterruptGuard::interrupted() && client_->unreachable().empty() &&
+        if (!orchestrator::InterruptGuard::interrupted() && client_->unreachable().empty() &&
             (feed_.has_items() || engine_wanted_))
             evaluate(python, devices.gpus, scratch);
     } catch (...) {
@@ -247,7 +247,7 @@ int Refinement::run() {
         std::error_code ignored;
         fs::remove_all(scratch, ignored);
     }
-    if (schedule::InterruptGuard::interrupted()) return 130;
+    if (orchestrator::InterruptGuard::interrupted()) return 130;
     if (std::string why = client_->unreachable(); !why.empty())
         throw UsageError(why, "nothing was asked; run the same command again once it answers");
     json s = summary();
@@ -262,15 +262,15 @@ void Refinement::evaluate(const std::string& python, const std::vector<std::stri
                           fs::path& scratch) {
     auto options = make_engine_options(o_.run, config_, python, device_kind_, gpus, o_.cpu_judges,
                                        "kbench-refine-", run_dir_ / "logs", scratch, log_);
-    schedule::EvalEngine engine(options);
+    orchestrator::EvalEngine engine(options);
     engine.run(
         feed_,
-        [this](const schedule::EvalItem& item, const Verdict& v, const std::string&) {
+        [this](const orchestrator::EvalItem& item, const Verdict& v, const std::string&) {
             std::size_t c = std::size_t(item.candidate.sample_id);
             {
                 // Stored and no longer under way at once: an interruption sees one or the other.
                 std::lock_guard<std::mutex> guard(mutex_);
-                if (schedule::InterruptGuard::interrupted()) return;
+                if (orchestrator::InterruptGuard::interrupted()) return;
                 auto it = std::find(in_flight_.begin(), in_flight_.end(), item.key);
                 if (it != in_flight_.end())
                     in_flight_.erase(it);  // one: the same code may run twice
@@ -279,7 +279,7 @@ void Refinement::evaluate(const std::string& python, const std::vector<std::stri
             }
             on_verdict(c, item, v);
         },
-        [this](const schedule::EvalItem& item) {
+        [this](const orchestrator::EvalItem& item) {
             std::lock_guard<std::mutex> guard(mutex_);
             verdicts_->begin_attempt(item.key);
             in_flight_.push_back(item.key);
@@ -344,21 +344,21 @@ void Refinement::ask(std::size_t c) {
 
 void Refinement::submit(std::size_t c, const llm::TurnResult& result) {
     const Chain& chain = chains_[c];  // problem and sample never change
-    schedule::EvalItem item;
+    orchestrator::EvalItem item;
     item.problem = chain.problem;
     // The chain's index travels as the sample id: the sink finds its chain with it.
     item.candidate =
         dataset::make_candidate(chain.problem.level, chain.problem.id, int(c),
                                 *result.extraction.code, result.candidate_path.string());
     item.backend = detect_backend(o_.run.backend, item.candidate.code, device_kind_);
-    item.key = schedule::item_key(item.problem, item.candidate, item.backend, config_);
+    item.key = orchestrator::item_key(item.problem, item.candidate, item.backend, config_);
     if (auto stored = verdicts_->find(item.key); stored && stored->status != "infra_error")
         return on_verdict(c, item, Verdict::from_json(stored->verdict));
     int attempts = verdicts_->attempts(item.key);
     if (attempts >= 2) {
         // It stopped kbench twice already: a crash, not a third try.
-        Verdict v = schedule::make_verdict(config_, schedule::problem_spec(item.problem),
-                                           schedule::candidate_spec(item), "");
+        Verdict v = orchestrator::make_verdict(config_, orchestrator::problem_spec(item.problem),
+                                               orchestrator::candidate_spec(item), "");
         v.status = Status::crash;
         v.reason = "kbench stopped " + std::to_string(attempts) +
                    " times while evaluating this candidate (killed, or out of memory); it is not "
@@ -370,7 +370,7 @@ void Refinement::submit(std::size_t c, const llm::TurnResult& result) {
     feed_.push(std::move(item));
 }
 
-void Refinement::on_verdict(std::size_t c, const schedule::EvalItem& item, const Verdict& v) {
+void Refinement::on_verdict(std::size_t c, const orchestrator::EvalItem& item, const Verdict& v) {
     // Feedback from the verdict as stored, so that a rerun asks exactly the same next question.
     Verdict stored = Verdict::from_json(json::parse(dump_text(v.to_json())));
     int turn = chains_[c].turn;

@@ -41,10 +41,10 @@ int list_rules(const RulesOptions& o) {
         std::cout << dump_text(all, 2) << "\n";
         return 0;
     }
-    std::cout << fmt::format("{:<20} {:<8} {:<7} {:<11} {:<10} {}\n", "rule", "kind", "strict",
+    std::cout << fmt::format("{:<28} {:<8} {:<7} {:<11} {:<10} {}\n", "rule", "kind", "strict",
                              "kernelbench", "permissive", "what it finds");
     for (const auto& r : integrity::all_rules())
-        std::cout << fmt::format("{:<20} {:<8} {:<7} {:<11} {:<10} {}\n", r.id, r.kind, r.strict,
+        std::cout << fmt::format("{:<28} {:<8} {:<7} {:<11} {:<10} {}\n", r.id, r.kind, r.strict,
                                  r.kernelbench, r.permissive, r.summary);
     return 0;
 }
@@ -58,9 +58,8 @@ int review_files(const RulesOptions& o) {
     run.precision = o.precision;
     CheckConfig config = make_config(run, "cpu");
     integrity::RulePolicy policy = integrity::RulePolicy::of(config);
-    integrity::StaticReview review(
-        build::find_python(o.python),
-        build::worker_package_dir() / "kbench_worker" / "static_rules.py");
+    integrity::StaticReview review(build::find_python(o.python),
+                                   build::worker_package_dir() / "analyzer");
     bool rejected = false;
     for (const auto& file : o.files) {
         std::string code = read_file(file);

@@ -12,8 +12,8 @@
 #include "core/files.hpp"
 #include "core/memory_plan.hpp"
 #include "integrity/rules.hpp"
+#include "orchestrator/devices/devices.hpp"
 #include "report/progress.hpp"
-#include "schedule/devices.hpp"
 
 namespace kbench::cli {
 
@@ -156,12 +156,12 @@ std::function<void(const std::string&)> make_logger(const RunOptions& o) {
     };
 }
 
-schedule::BuilderOptions make_builder_options(const RunOptions& o,
-                                              const schedule::WorkerEnvironment& env,
-                                              const schedule::SandboxPolicy& policy,
-                                              const fs::path& scratch,
-                                              std::function<void(const std::string&)> log) {
-    schedule::BuilderOptions b;
+orchestrator::BuilderOptions make_builder_options(const RunOptions& o,
+                                                  const orchestrator::WorkerEnvironment& env,
+                                                  const orchestrator::SandboxPolicy& policy,
+                                                  const fs::path& scratch,
+                                                  std::function<void(const std::string&)> log) {
+    orchestrator::BuilderOptions b;
     b.env = env;
     b.policy = policy;
     // Absolute: workers run in private folders of their own.
@@ -182,11 +182,13 @@ schedule::BuilderOptions make_builder_options(const RunOptions& o,
     b.build_support = !o.no_build_support && env.device_kind != "cpu";
     b.log = std::move(log);
     b.verbose = o.verbose && !o.quiet;
-    b.rules = integrity::RulePolicy::of(make_config(o, "cpu"));
+    // The policy alone: the rest of a configuration (--device-memory, say) is the device's.
+    b.rules = integrity::RulePolicy::make(
+        o.policy.empty() ? std::string(to_string(parse_mode(o.mode))) : o.policy, o.allow, o.deny);
     return b;
 }
 
-fs::path make_scratch(const std::string& prefix, const schedule::SandboxPolicy& policy) {
+fs::path make_scratch(const std::string& prefix, const orchestrator::SandboxPolicy& policy) {
     fs::path scratch = fs::absolute(make_temp_dir(prefix));
     if (policy.uid >= 0)
         fs::permissions(scratch,
@@ -194,17 +196,17 @@ fs::path make_scratch(const std::string& prefix, const schedule::SandboxPolicy& 
     return scratch;
 }
 
-schedule::EngineOptions make_engine_options(const RunOptions& o, const CheckConfig& config,
-                                            const std::string& python,
-                                            const std::string& device_kind,
-                                            const std::vector<std::string>& gpus, int cpu_judges,
-                                            const std::string& scratch_prefix,
-                                            const fs::path& log_dir, fs::path& scratch,
-                                            std::function<void(const std::string&)> log) {
-    schedule::EngineOptions e;
+orchestrator::EngineOptions make_engine_options(const RunOptions& o, const CheckConfig& config,
+                                                const std::string& python,
+                                                const std::string& device_kind,
+                                                const std::vector<std::string>& gpus,
+                                                int cpu_judges, const std::string& scratch_prefix,
+                                                const fs::path& log_dir, fs::path& scratch,
+                                                std::function<void(const std::string&)> log) {
+    orchestrator::EngineOptions e;
     e.config = config;
     e.env.python = python;
-    e.policy = schedule::SandboxPolicy::decide(python);
+    e.policy = orchestrator::SandboxPolicy::decide(python);
     scratch = make_scratch(scratch_prefix, e.policy);
     e.policy.private_root = scratch.string();
     e.env.worker_package_dir = build::worker_package_dir();
@@ -222,20 +224,20 @@ schedule::EngineOptions make_engine_options(const RunOptions& o, const CheckConf
     return e;
 }
 
-schedule::EvaluatorOptions make_evaluator_options(const CheckConfig& config,
-                                                  const std::string& python,
-                                                  const schedule::DeviceChoice& device,
-                                                  const std::string& scratch_prefix,
-                                                  fs::path& scratch) {
-    schedule::EvaluatorOptions options;
+orchestrator::EvaluatorOptions make_evaluator_options(const CheckConfig& config,
+                                                      const std::string& python,
+                                                      const orchestrator::DeviceChoice& device,
+                                                      const std::string& scratch_prefix,
+                                                      fs::path& scratch) {
+    orchestrator::EvaluatorOptions options;
     options.config = config;
     options.env.python = python;
-    options.policy = schedule::SandboxPolicy::decide(python);
+    options.policy = orchestrator::SandboxPolicy::decide(python);
     scratch = make_scratch(scratch_prefix, options.policy);
     options.policy.private_root = scratch.string();
     options.env.worker_package_dir = build::worker_package_dir();
     options.env.device_kind = device.kind;
-    if (device.kind == "cuda") options.env.visible_gpu = schedule::physical_gpu(device.ordinal);
+    if (device.kind == "cuda") options.env.visible_gpu = orchestrator::physical_gpu(device.ordinal);
     options.env.log_dir = scratch / "logs";
     options.scratch_dir = scratch / "work";
     return options;
@@ -284,10 +286,10 @@ namespace {
 
 // The physical GPUs of --gpus, checked against what is visible.
 std::vector<std::string> gpu_ids(const std::string& spec, bool asked_for_cuda) {
-    int count = schedule::count_gpus();
+    int count = orchestrator::count_gpus();
     std::vector<std::string> ids;
     if (spec == "all") {
-        for (int i = 0; i < count; ++i) ids.push_back(schedule::physical_gpu(i));
+        for (int i = 0; i < count; ++i) ids.push_back(orchestrator::physical_gpu(i));
         return ids;
     }
     if (count == 0)
@@ -302,7 +304,7 @@ std::vector<std::string> gpu_ids(const std::string& spec, bool asked_for_cuda) {
                              "this machine has " + std::to_string(count) +
                                  " GPU(s): use ordinals from 0 to " + std::to_string(count - 1) +
                                  ", or all");
-        ids.push_back(schedule::physical_gpu(std::stoi(id)));
+        ids.push_back(orchestrator::physical_gpu(std::stoi(id)));
     }
     return ids;
 }
@@ -329,7 +331,7 @@ DeviceSelection select_devices(const std::string& device, const std::string& gpu
     if (!cpu && cpu_judges != 1)
         throw UsageError("--cpu-judges is for evaluations on the CPU",
                          "add --device cpu, or leave --cpu-judges out to use the GPUs");
-    if (cpu && cpu_judges > 1) schedule::split_cores(schedule::usable_cores(), cpu_judges);
+    if (cpu && cpu_judges > 1) orchestrator::split_cores(orchestrator::usable_cores(), cpu_judges);
     return {cpu ? "cpu" : "cuda", cpu ? std::vector<std::string>{} : gpus};
 }
 

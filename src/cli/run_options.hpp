@@ -8,10 +8,10 @@
 
 #include "core/config.hpp"
 #include "core/verdict.hpp"
-#include "schedule/builder_pool.hpp"
-#include "schedule/devices.hpp"
-#include "schedule/eval_engine.hpp"
-#include "schedule/evaluator.hpp"
+#include "orchestrator/builds/builder_pool.hpp"
+#include "orchestrator/devices/devices.hpp"
+#include "orchestrator/engine/eval_engine.hpp"
+#include "orchestrator/engine/evaluator.hpp"
 
 namespace kbench::cli {
 
@@ -56,33 +56,31 @@ CheckConfig make_config(const RunOptions& options, const std::string& device_lab
 std::function<void(const std::string&)> make_logger(const RunOptions& options);
 
 // The build pool's settings for these options; cache and scratch paths made absolute.
-schedule::BuilderOptions make_builder_options(const RunOptions& options,
-                                              const schedule::WorkerEnvironment& env,
-                                              const schedule::SandboxPolicy& policy,
-                                              const fs::path& scratch,
-                                              std::function<void(const std::string&)> log);
+orchestrator::BuilderOptions make_builder_options(const RunOptions& options,
+                                                  const orchestrator::WorkerEnvironment& env,
+                                                  const orchestrator::SandboxPolicy& policy,
+                                                  const fs::path& scratch,
+                                                  std::function<void(const std::string&)> log);
 
 // A private scratch folder for this run; passable by the sandboxes' user when there is one.
-fs::path make_scratch(const std::string& prefix, const schedule::SandboxPolicy& policy);
+fs::path make_scratch(const std::string& prefix, const orchestrator::SandboxPolicy& policy);
 
-// An engine's settings (schedule/eval_engine.hpp) for these options: the Python, the sandbox
-// policy, a fresh scratch folder named from prefix (returned in scratch), workers' logs in
+// An engine's settings (orchestrator/engine/eval_engine.hpp) for these options: the Python, the
+// sandbox policy, a fresh scratch folder named from prefix (returned in scratch), workers' logs in
 // log_dir (empty: the scratch folder's logs/); gpus (physical ids) on a GPU, cpu_judges on the CPU.
-schedule::EngineOptions make_engine_options(const RunOptions& options, const CheckConfig& config,
-                                            const std::string& python,
-                                            const std::string& device_kind,
-                                            const std::vector<std::string>& gpus, int cpu_judges,
-                                            const std::string& scratch_prefix,
-                                            const fs::path& log_dir, fs::path& scratch,
-                                            std::function<void(const std::string&)> log);
+orchestrator::EngineOptions make_engine_options(
+    const RunOptions& options, const CheckConfig& config, const std::string& python,
+    const std::string& device_kind, const std::vector<std::string>& gpus, int cpu_judges,
+    const std::string& scratch_prefix, const fs::path& log_dir, fs::path& scratch,
+    std::function<void(const std::string&)> log);
 
 // An evaluator's settings on one device (check, dataset audit): the Python, the sandbox policy,
 // a fresh scratch folder named from prefix (returned in scratch), worker logs in it.
-schedule::EvaluatorOptions make_evaluator_options(const CheckConfig& config,
-                                                  const std::string& python,
-                                                  const schedule::DeviceChoice& device,
-                                                  const std::string& scratch_prefix,
-                                                  fs::path& scratch);
+orchestrator::EvaluatorOptions make_evaluator_options(const CheckConfig& config,
+                                                      const std::string& python,
+                                                      const orchestrator::DeviceChoice& device,
+                                                      const std::string& scratch_prefix,
+                                                      fs::path& scratch);
 
 // The exit code of check and eval: 0 every candidate evaluated and correct, 1 some not correct
 // (or problems without a usable candidate), 2 a harness error or a reference that failed.

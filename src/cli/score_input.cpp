@@ -52,7 +52,7 @@ ScoredRun score_run(const RunSource& source, const std::string& baseline,
     s.options = options;
     s.exclude_flagged = exclude_flagged;
     auto store = store::open_sqlite_store(s.run_dir / "kbench.db");
-    s.results = schedule::load_run_results(*store);
+    s.results = orchestrator::load_run_results(*store);
     json table;
     if (baseline == "eager") {
         s.baseline_label = "each verdict's own eager baseline (timed beside it)";

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/files.hpp"
-#include "schedule/eval_run.hpp"
+#include "orchestrator/run/eval_run.hpp"
 #include "score/kernelbench_view.hpp"
 #include "score/run_score.hpp"
 
@@ -26,7 +26,7 @@ std::vector<double> parse_thresholds(const std::string& text);
 // A run scored from its store alone.
 struct ScoredRun {
     fs::path run_dir;
-    schedule::RunResults results;
+    orchestrator::RunResults results;
     std::vector<score::ProblemOutcome> outcomes;
     std::vector<score::LevelScore> levels;
     std::vector<score::KernelBenchView> kernelbench;  // sample 0, KernelBench's rules

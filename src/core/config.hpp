@@ -66,7 +66,7 @@ struct TimingConfig {
     bool alternate = true;
     // With rounds: what two sandboxes running the same code differ by within one evaluation and
     // no number of rounds averages out (one standard deviation, relative; measured with
-    // identity candidates, README "Timing"); the speedup's interval includes it.
+    // identity candidates, docs/semantics.md "Speedup"); the speedup's interval includes it.
     double rounds_systematic = 0.003;
     // With rounds: sampling also stops, after the rounds at least, once the speedup's whole
     // interval lies below this (0: never). A candidate that slow pays its own calls in every

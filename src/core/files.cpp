@@ -4,11 +4,13 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include "core/error.hpp"
@@ -104,6 +106,45 @@ std::string last_line(const std::string& text) {
     std::size_t start = text.rfind('\n', end);
     start = start == std::string::npos ? 0 : start + 1;
     return text.substr(start, end - start + 1);
+}
+
+namespace {
+
+// "Name" or "Name: ..." at column 0, where Name is dotted and ends in an exception's suffix.
+bool names_an_exception(std::string_view line) {
+    if (line.empty() || !(std::isalpha(static_cast<unsigned char>(line[0])) || line[0] == '_'))
+        return false;
+    std::size_t n = 0;
+    while (n < line.size() &&
+           (std::isalnum(static_cast<unsigned char>(line[n])) || line[n] == '_' || line[n] == '.'))
+        ++n;
+    if (n < line.size() && line[n] != ':') return false;
+    std::string_view name = line.substr(0, n);
+    for (std::string_view suffix : {"Error", "Exception", "Interrupt", "Exit", "Warning"})
+        if (name.size() >= suffix.size() && name.substr(name.size() - suffix.size()) == suffix)
+            return true;
+    return false;
+}
+
+}  // namespace
+
+std::string error_line(const std::string& text) {
+    std::string_view found;
+    std::string_view rest(text);
+    while (!rest.empty()) {
+        std::size_t end = rest.find('\n');
+        std::string_view line = rest.substr(0, end);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (names_an_exception(line)) found = line;
+        rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+    }
+    if (!found.empty()) return std::string(found);
+    // A PyTorch error's own text: its first line says what, the rest is advice and a backtrace.
+    if (text.find("\nException raised from ") != std::string::npos) {
+        std::size_t first = text.find_first_not_of(" \n\r\t");
+        return text.substr(first, text.find('\n', first) - first);
+    }
+    return last_line(text);
 }
 
 }  // namespace kbench

@@ -19,6 +19,11 @@ std::string proc_stat_fields(const std::string& path);
 // The last line of text that is not blank, without its line break (a message's gist).
 std::string last_line(const std::string& text);
 
+// What an error's text says went wrong: its last exception line ("RuntimeError: CUDA error:
+// invalid argument", a line at column 0 that names an exception); else, for PyTorch's own error
+// text (advice and a C++ backtrace after its first line), its first line; else its last line.
+std::string error_line(const std::string& text);
+
 // Writes through a temporary file and a rename, so readers never see half a file.
 void write_file_atomic(const fs::path& path, const std::string& content);
 

@@ -71,7 +71,7 @@ struct KernelShare {
     std::string streams;  // "7" or "7,13"
 };
 
-// One candidate under one configuration: the verdict (README, "What a verdict says").
+// One candidate under one configuration: the verdict (docs/semantics.md, "Verdicts").
 struct Verdict {
     ProblemRef problem;
     CandidateRef candidate;

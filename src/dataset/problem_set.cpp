@@ -14,7 +14,7 @@
 #include "core/error.hpp"
 #include "dataset/json_lines.hpp"
 #include "dataset/problem_file.hpp"
-#include "sandbox/process.hpp"
+#include "process/process.hpp"
 
 namespace kbench::dataset {
 namespace {

@@ -10,7 +10,7 @@ namespace kbench::integrity {
 
 // A timed median below this fraction of the problem's memory-traffic floor is rejected
 // (rule below_floor): the floor counts bytes at the datasheet's bandwidth, which no kernel
-// reaches, so half of it leaves room for every honest kernel (see the README).
+// reaches, so half of it leaves room for every honest kernel (see docs/security.md, "The floor").
 constexpr double kFloorMargin = 0.5;
 
 // Peak rates per GPU (data/gpus.json, compiled in) and the user's own entries, which come

@@ -105,6 +105,50 @@ const std::vector<Rule>& all_rules() {
          "call, or launched from a thread of its own)"},
         {"below_floor", "runtime", "reject", "reject", "warn",
          "the timed median is below the problem's memory-traffic floor on this device"},
+        {"work_outside_stream", "runtime", "warn", "warn", "warn",
+         "on a GPU: the device was still busy after the launch stream's end event in some timed "
+         "samples (those use the host clock across a device-wide synchronisation)"},
+        {"claimed_time_below_clock", "runtime", "reject", "warn", "warn",
+         "the sandbox's claimed times fall short of the judge's clock beyond its margin (in "
+         "strict mode the judge stops the timing; else the times come from its clock)"},
+        {"work_beside_baseline", "runtime", "reject", "warn", "warn",
+         "the candidate's processes used CPU time while the baseline was timed (in strict mode "
+         "the judge stops the timing)"},
+        {"precision_changed", "runtime", "reject", "warn", "warn",
+         "the candidate changed PyTorch's precision flags (TF32, reduced-precision reductions); "
+         "with --tf32 off the judge stops the request"},
+        {"cudnn_settings_changed", "runtime", "warn", "warn", "warn",
+         "the candidate changed cuDNN's settings (benchmark, deterministic)"},
+        {"threads_started", "runtime", "warn", "warn", "warn",
+         "threads the candidate started while it was timed"},
+        {"processes_started", "runtime", "warn", "warn", "warn",
+         "processes the candidate started that still ran after timing"},
+        {"processes_left_behind", "runtime", "warn", "warn", "warn",
+         "processes still running when the candidate's process ended (killed with it)"},
+        // Records of what happened to the evaluation itself: warnings under every policy.
+        {"timing_core_left", "record", "warn", "warn", "warn",
+         "the candidate was not timed on the timing core (its threads could not all be kept "
+         "there)"},
+        {"kernel_records_dropped", "record", "warn", "warn", "warn",
+         "kernel records or CPU samples were lost (the kernel table is partial)"},
+        {"worker_died", "record", "warn", "warn", "warn",
+         "a worker process died while this candidate was evaluated and it was evaluated again "
+         "with fresh workers"},
+        // The judge stops the request on these: breaches of the protocol and attacks on kbench
+        // itself, rejected under every policy and never allowed.
+        {"protocol_violation", "judge", "reject", "reject", "reject",
+         "a reply that is not the protocol's: malformed, early or forged"},
+        {"output_in_kbench_buffer", "judge", "reject", "reject", "reject",
+         "an output that lies in memory kbench owns (the judge's buffers, not its own tensor)"},
+        {"output_written_after_reply", "judge", "reject", "reject", "reject",
+         "an output whose bytes changed after the sandbox replied"},
+        {"not_plain_output", "judge", "reject", "reject", "reject",
+         "an output that is not a plain tensor (a subclass or a lazy object)"},
+        {"kernel_records_inconsistent", "judge", "reject", "reject", "reject",
+         "kernel or CPU-sample records that cannot be true (dropped records, signals that never "
+         "came)"},
+        {"signalled_kbench", "judge", "reject", "reject", "reject",
+         "the candidate's processes sent a signal to kbench or its judge"},
     };
     return rules;
 }
@@ -149,12 +193,27 @@ RulePolicy RulePolicy::make(std::string_view policy, const std::vector<std::stri
         throw UsageError(std::string(option) + " names an unknown rule '" + id + "'",
                          "known rules: " + ids + " (kbench rules lists them)");
     };
+    // A record says what happened to the evaluation itself; it is no rule to lift or enforce.
+    auto fixed = [](const std::string& id, const char* option) {
+        if (find_rule(id)->kind == "record")
+            throw UsageError(std::string(option) + " " + id +
+                                 ": it records what happened to kbench's own evaluation, not a "
+                                 "rule the candidate breaks",
+                             "kbench rules lists the rules --allow and --deny change");
+    };
     for (const auto& id : allow) {
         known(id, "--allow");
+        if (find_rule(id)->kind == "judge")
+            throw UsageError("--allow " + id +
+                                 ": the judge stops the request on it (a breach of "
+                                 "kbench's protocol or an attack on kbench), under every policy",
+                             "kbench rules lists the rules --allow can lift");
+        fixed(id, "--allow");
         p.allow.insert(id);
     }
     for (const auto& id : deny) {
         known(id, "--deny");
+        fixed(id, "--deny");
         if (p.allow.count(id))
             throw UsageError("rule '" + id + "' is both allowed and denied",
                              "give it to --allow or to --deny, not both");

@@ -26,11 +26,13 @@ Policy parse_policy(std::string_view text);  // throws UsageError naming the cho
 // what it did on the device.
 struct Rule {
     std::string_view id;
-    std::string_view kind;  // "static" or "runtime"
+    // "static", "runtime", "judge" (the judge stops the request: never allowed) or "record" (what
+    // happened to the evaluation itself: neither allowed nor denied)
+    std::string_view kind;
     std::string_view strict;
     std::string_view kernelbench;
     std::string_view permissive;
-    std::string_view summary;  // one line, for `kbench rules` and the README
+    std::string_view summary;  // one line, for `kbench rules` and docs/security.md
 };
 
 const std::vector<Rule>& all_rules();

@@ -12,7 +12,8 @@
 
 namespace kbench::integrity {
 
-// What the static analyzer (kbench_worker/static_rules.py) saw in one candidate's source.
+// What the static analyzer (integrity/analyzer, run as `python3 -I -S -B DIR/analyzer`) saw in one
+// candidate's source.
 struct StaticReport {
     struct Seen {
         std::string rule;

@@ -8,10 +8,10 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/interrupted.hpp"
 #include "core/sha256.hpp"
 #include "llm/http.hpp"
 #include "llm/sse.hpp"
-#include "schedule/interruption.hpp"
 
 namespace kbench::llm {
 namespace {
@@ -47,7 +47,7 @@ bool retryable_status(int status) {
 // Sleeps, waking early when kbench is interrupted.
 void pause(double seconds) {
     auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    while (std::chrono::steady_clock::now() < until && !schedule::InterruptGuard::interrupted())
+    while (std::chrono::steady_clock::now() < until && !interrupted())
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
 }
 
@@ -268,7 +268,7 @@ Exchange ModelClient::send(const ChatRequest& request, Exchange exchange,
             break;
         }
         exchange.error = scrub(error);
-        if (!retry || attempt == attempts || schedule::InterruptGuard::interrupted()) {
+        if (!retry || attempt == attempts || interrupted()) {
             exchange.attempts_log.push_back(tried);
             break;
         }

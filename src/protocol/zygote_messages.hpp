@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "protocol/lockdown_spec.hpp"
 #include "protocol/message.hpp"
-#include "sandbox/lockdown.hpp"
 
 namespace kbench::protocol {
 

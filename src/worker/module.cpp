@@ -7,14 +7,14 @@
 #include <array>
 #include <optional>
 
+#include "judge/compare.hpp"
+#include "judge/judge.hpp"
 #include "protocol/fault.hpp"
-#include "sandbox/framing.hpp"
-#include "worker/compare.hpp"
-#include "worker/device.hpp"
-#include "worker/judge.hpp"
-#include "worker/python_program.hpp"
-#include "worker/torch_common.hpp"
-#include "worker/zygote.hpp"
+#include "protocol/framing.hpp"
+#include "runtime/device.hpp"
+#include "runtime/python_program.hpp"
+#include "runtime/torch_common.hpp"
+#include "zygote/zygote.hpp"
 
 namespace kbench::worker {
 namespace {

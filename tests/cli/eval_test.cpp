@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/files.hpp"
-#include "sandbox/process.hpp"
+#include "process/process.hpp"
 #include "store/verdict_store.hpp"
 #include "support/command.hpp"
 

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sandbox/lockdown.hpp"
+#include "confinement/lockdown.hpp"
 #include "support/command.hpp"
 
 namespace {

@@ -1,8 +1,8 @@
 """Does CUDA IPC (cudaIpcGetMemHandle/OpenMemHandle, as kbench's shared tensors use) work from a
 process in an IPC namespace of its own (and a PID namespace)? Run as root on a GPU machine
 (tests/gpu/run.sh ipc). Each line says whether the child read the parent's tensor and wrote it:
-"parent sees 136" where it did. If it does with --ipc, GPU sandboxes can have the ipc_namespace
-layer too (SandboxProcess sets ipc_namespace_off for them until then)."""
+"parent sees 136" where it did. kbench's own shared tensors do not need it (they travel as file
+descriptors, cuMemExportToShareableHandle); this checks what a CUDA IPC handle would do."""
 import base64
 import pickle
 import subprocess

@@ -1,7 +1,7 @@
 """Which part of kbench's Landlock ruleset keeps CUDA from starting? Run on a GPU machine
 (tests/gpu/run.sh layers). Each line is one ruleset, applied in a fresh process before it imports
 torch and touches the GPU: "ok" where CUDA started, else the error. kbench's ruleset
-(src/sandbox/landlock.cpp): every right handled, reading allowed everywhere, writing only in a
+(src/confinement/landlock.cpp): every right handled, reading allowed everywhere, writing only in a
 scratch folder and on character devices (null, zero, random, the GPU's), no TCP (ABI 4), no
 signals or abstract sockets beyond the process (ABI 6)."""
 import ctypes
@@ -81,6 +81,7 @@ def apply(handled, scoped, net, writable, extra):
 
 def child(spec):
     handled, scoped, net, writable, extra = eval(spec)
+    writable = ["/proc/%d" % os.getpid() if w == "PROC_SELF" else w for w in writable]
     apply(handled, scoped, net, writable, extra)
     import torch
     try:
@@ -105,6 +106,8 @@ def main():
         cases.append(("only %s handled" % name, (READ | bit, 0, False, [scratch], [])))
     for d in ("/dev/shm", "/tmp", "/dev", "/run", "/var", "/proc", "/sys", os.path.expanduser("~")):
         cases.append(("writes also in " + d, (full, both, True, [scratch, d], [])))
+    # What kbench grants GPU sandboxes where CUDA needs it (LockdownSpec::proc_writes "own").
+    cases.append(("writes also in its own /proc/PID", (full, both, True, [scratch, "PROC_SELF"], [])))
     print("landlock abi", abi())
     for name, spec in cases:
         r = subprocess.run([sys.executable, __file__, "child", repr(spec)], capture_output=True,

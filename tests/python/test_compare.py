@@ -1,4 +1,4 @@
-"""kbench's comparison of outputs (src/worker/compare.cpp) against a float64 comparison written
+"""kbench's comparison of outputs (src/judge/compare.cpp) against a float64 comparison written
 here: its shortcuts (equal outputs, the float32 screen of values within half the tolerance) must
 decide exactly as float64 does, and report the same largest differences.
 

@@ -1,11 +1,10 @@
-"""Tests of the static analyzer (src/worker/python/kbench_worker/static_rules.py).
+"""Tests of the static analyzer (src/integrity/analyzer: the package kbench_analyzer).
 
 Each rule has positive cases (a cheat, or the construct the rule names) and negative ones
 (honest code that looks close and must not fire). No torch is needed: the analyzer only
 parses the candidates.
 """
 
-import importlib.util
 import json
 import pathlib
 import subprocess
@@ -15,11 +14,12 @@ import textwrap
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-MODULE = ROOT / "src" / "worker" / "python" / "kbench_worker" / "static_rules.py"
+# The analyzer's folder: kbench runs it as python3 -I -S ANALYZER; kbench_analyzer is in it.
+ANALYZER = ROOT / "src" / "integrity" / "analyzer"
+if str(ANALYZER) not in sys.path:
+    sys.path.insert(0, str(ANALYZER))
 
-_spec = importlib.util.spec_from_file_location("kbench_static_rules", MODULE)
-sr = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(sr)
+import kbench_analyzer as sr  # noqa: E402
 
 
 def analyze(source, precision="fp32", backend="cuda", require_model_new=False):
@@ -1447,7 +1447,7 @@ def test_empty_source():
 
 
 def run_script(stdin, *args):
-    return subprocess.run([sys.executable, "-I", "-S", str(MODULE), *args], input=stdin,
+    return subprocess.run([sys.executable, "-I", "-S", str(ANALYZER), *args], input=stdin,
                           capture_output=True, text=True, timeout=120)
 
 

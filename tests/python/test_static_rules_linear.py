@@ -18,7 +18,6 @@ The limits themselves (AnalysisLimit) are checked at the end: past them the anal
 fast, rather than run long or report less.
 """
 
-import importlib.util
 import json
 import math
 import pathlib
@@ -29,11 +28,12 @@ import sys
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-MODULE = ROOT / "src" / "worker" / "python" / "kbench_worker" / "static_rules.py"
+# The analyzer's folder: kbench runs it as python3 -I -S ANALYZER; kbench_analyzer is in it.
+ANALYZER = ROOT / "src" / "integrity" / "analyzer"
+if str(ANALYZER) not in sys.path:
+    sys.path.insert(0, str(ANALYZER))
 
-_spec = importlib.util.spec_from_file_location("kbench_static_rules_linear", MODULE)
-sr = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(sr)
+import kbench_analyzer as sr  # noqa: E402
 
 LARGE_SECONDS = 15.0      # the larger source of each case ends within this (CPU seconds)
 RATIO = 6.0               # time of the 4n source / time of the n source, at most
@@ -145,7 +145,7 @@ def run_analyzer(source):
     request = json.dumps({"source": source, "backend": "cuda", "precision": "fp32"})
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
-        done = subprocess.run([sys.executable, "-I", "-S", str(MODULE)], input=request,
+        done = subprocess.run([sys.executable, "-I", "-S", str(ANALYZER)], input=request,
                               capture_output=True, text=True, timeout=TIMEOUT_SECONDS)
     except subprocess.TimeoutExpired:
         pytest.fail("the analyzer did not end within %d s on a source of %d characters"

@@ -1,24 +1,24 @@
 """The static analyzer's linear-time scanners find what the regular expressions they replace find.
 
-Each scanner of src/worker/python/kbench_worker/static_rules.py that stands for a regular
-expression (applied as such, it backtracks or rescans without bound on a hostile text) is run
-here beside that expression, applied the plain way, on many short random texts made of the
-pieces that matter to it: the two must agree on every text.
+Each scanner of the static analyzer (src/integrity/analyzer/kbench_analyzer/native.py) that
+stands for a regular expression (applied as such, it backtracks or rescans without bound on a
+hostile text) is run here beside that expression, applied the plain way, on many short random
+texts made of the pieces that matter to it: the two must agree on every text.
 """
 
-import importlib.util
 import pathlib
 import random
 import re
+import sys
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-MODULE = ROOT / "src" / "worker" / "python" / "kbench_worker" / "static_rules.py"
+ANALYZER = ROOT / "src" / "integrity" / "analyzer"
+if str(ANALYZER) not in sys.path:
+    sys.path.insert(0, str(ANALYZER))
 
-_spec = importlib.util.spec_from_file_location("kbench_static_rules_scanners", MODULE)
-sr = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(sr)
+from kbench_analyzer import native as sr  # noqa: E402
 
 TEXTS = 3000            # random texts per scanner
 PIECES = 40             # pieces per text, at most

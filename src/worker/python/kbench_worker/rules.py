@@ -12,7 +12,7 @@ tests/python/test_rules.py pins them against commit 423217d9fda91e0c2d67e4a43bf6
   the CPU generator, whatever their constructor), then moved to the device and cast;
 - tolerance: atol = rtol = 1e-4 for fp32, 1e-2 for fp16 and bf16.
 
-Deliberate departures, each listed in the README ("Semantics"):
+Deliberate departures, each listed in docs/semantics.md ("Modes"):
 
 - only floating-point tensors are cast to the precision (the harness casts integer tensors too,
   which turns index and label inputs into floats);

@@ -1,0 +1,424 @@
+#include "zygote/zygote.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+#include "confinement/cpu_cgroup.hpp"
+#include "confinement/lockdown.hpp"
+#include "confinement/memory_cgroup.hpp"
+#include "confinement/pids_cgroup.hpp"
+#include "protocol/framing.hpp"
+#include "protocol/zygote_messages.hpp"
+#include "runtime/signals.hpp"
+#include "runtime/torch_common.hpp"
+#include "sandbox/sandbox_main.hpp"
+
+#ifdef KBENCH_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace kbench::worker {
+namespace {
+
+using protocol::FaultKind;
+using protocol::Op;
+
+// Sets variables through os.environ, so that Python code (torch's extension builder among it)
+// sees them as well as C code.
+void apply_environment(const std::map<std::string, std::string>& env) {
+    py::object environ = py::module_::import("os").attr("environ");
+    for (const auto& [name, value] : env) environ[py::str(name)] = value;
+}
+
+// What a confined child keeps of kbench's environment: what its tools need to run. Everything
+// else (API keys, tokens, agent sockets, kbench's own settings) is not the candidate's to read.
+bool kept_for_sandbox(const std::string& name) {
+    static const char* exact[] = {"PATH",
+                                  "LD_LIBRARY_PATH",
+                                  "LANG",
+                                  "LANGUAGE",
+                                  "TZ",
+                                  "TERM",
+                                  "CC",
+                                  "CXX",
+                                  "CUDAHOSTCXX",
+                                  "MAX_JOBS",
+                                  "HF_HUB_OFFLINE",
+                                  "TRANSFORMERS_OFFLINE"};
+    static const char* prefixes[] = {"CUDA",      "NVIDIA_", "TORCH_", "TRITON_", "OMP_", "MKL_",
+                                     "OPENBLAS_", "KMP_",    "GOMP_",  "PYTHON",  "LC_",  "NCCL_"};
+    // Thread binding would make OpenMP (or glibc's pthread_create for it) call
+    // sched_setaffinity, which seccomp refuses in sandboxes and builders: libgomp would then
+    // fail to start its threads.
+    static const char* binding[] = {"OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY",
+                                    "KMP_AFFINITY"};
+    for (const char* b : binding)
+        if (name == b) return false;
+    for (const char* e : exact)
+        if (name == e) return true;
+    for (const char* p : prefixes)
+        if (name.rfind(p, 0) == 0) return true;
+    return false;
+}
+
+void scrub_environment() {
+    py::object environ = py::module_::import("os").attr("environ");
+    py::list names = py::list(environ.attr("keys")());
+    for (py::handle name : names)
+        if (!kept_for_sandbox(name.cast<std::string>())) environ.attr("pop")(name, py::none());
+}
+
+// The body of a confined child: its folder, its environment, then its role.
+int run_child(const protocol::ForkRequest& request) {
+    rlimit no_core{0, 0};
+    ::setrlimit(RLIMIT_CORE, &no_core);
+    int code = 3;
+    try {
+        if (!request.cwd.empty() && ::chdir(request.cwd.c_str()) != 0)
+            throw std::runtime_error("chdir " + request.cwd + ": " + std::strerror(errno));
+        scrub_environment();
+        apply_environment(request.env);
+        if (!request.cwd.empty())
+            py::module_::import("sys").attr("path").attr("insert")(0, request.cwd);
+        code = request.role == "builder" ? builder_main(3) : sandbox_main(3, request.device);
+    } catch (const py::error_already_set& e) {
+        std::fprintf(stderr, "kbench sandbox: %s\n", describe_python_error(e).c_str());
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kbench sandbox: %s\n", e.what());
+    }
+    try {
+        py::module_ sys = py::module_::import("sys");
+        sys.attr("stdout").attr("flush")();
+        sys.attr("stderr").attr("flush")();
+    } catch (...) {
+    }
+    std::fflush(nullptr);
+    ::_exit(code);
+}
+
+// The layers, in the order they are tried off, that might keep CUDA from starting.
+const std::vector<std::string> kCudaSuspects = {
+    "landlock",      "event_limits",      "seccomp",       "identity",    "mount_namespace",
+    "pid_namespace", "network_namespace", "ipc_namespace", "capabilities"};
+
+class Zygote {
+  public:
+    Zygote(int fd, std::string device_kind) : fd_(fd), device_kind_(std::move(device_kind)) {}
+
+    int serve() {
+        py::module_ torch = py::module_::import("torch");
+        // Imported here, before any fork: a sandbox whose user cannot read them still has them.
+        // Nothing that initialises CUDA (torch.utils.cpp_extension does, at import, unless
+        // imported through import_before_fork): a child forked after that cannot use the GPU.
+        for (const char* module : {"kbench_worker.extensions", "kbench_worker.rules", "copy",
+                                   "importlib.util", "inspect", "functools"})
+            py::module_::import(module);
+        py::module_::import("kbench_worker.extensions").attr("import_before_fork")();
+        py::object cuda = torch.attr("version").attr("cuda");
+        protocol::ZygoteHello hello{
+            ::getpid(), py::str(torch.attr("__version__")).cast<std::string>(),
+            cuda.is_none() ? "" : cuda.cast<std::string>(),
+            py::str(py::module_::import("sys").attr("version")).cast<std::string>().substr(0, 16)};
+        sandbox::send_message(fd_, hello.to_json());
+        while (auto message = sandbox::recv_message(fd_)) {
+            attribute_signals();
+            json reply;
+            try {
+                Op op = protocol::op_of(message->body);
+                if (op == Op::exit) break;
+                if (op == Op::fork)
+                    reply = protocol::reply_json(
+                        fork(protocol::ForkRequest::from_json(message->body), message->fds));
+                else if (op == Op::reap)
+                    reply =
+                        protocol::reply_json(reap(protocol::ReapRequest::from_json(message->body)));
+                else
+                    throw ProtocolError("a zygote does not serve '" +
+                                        std::string(protocol::to_string(op)) + "'");
+            } catch (const std::exception& e) {
+                reply = protocol::fault_json({FaultKind::harness, e.what(), ""});
+            }
+            for (int fd : message->fds)
+                if (fd >= 0) ::close(fd);
+            // A forked process's folders go to kbench, and no longer stay here: a folder is
+            // gone once its process and kbench's descriptor are.
+            std::vector<int> folders = std::exchange(folders_, {});
+            sandbox::send_message(fd_, reply, folders);
+            for (int fd : folders) ::close(fd);
+        }
+        for (auto& [pid, child] : children_) {
+            ::kill(-pid, SIGKILL);
+            sandbox::wait_confined(child.process);
+            cgroups_.remove(child.cgroup);
+            pids_cgroups_.remove(child.pids_cgroup);
+            cpu_cgroups_.remove(child.cpu_cgroup);
+        }
+        return 0;
+    }
+
+  private:
+    struct Child {
+        sandbox::ConfinedProcess process;
+        std::string cgroup;
+        std::string pids_cgroup;
+        std::string cpu_cgroup;
+        std::vector<std::string> signals;  // what its processes sent to the zygote
+    };
+
+    // Signals from a sandbox's processes are its own record; others are obeyed.
+    void attribute_signals() {
+        for (const ReceivedSignal& s : take_signals()) {
+            auto it = children_.find(s.root);
+            if (s.root > 0 && it != children_.end()) {
+                it->second.signals.push_back(std::string(signal_name(s.number)) + " from process " +
+                                             std::to_string(s.sender));
+                continue;
+            }
+            obey(s);
+        }
+    }
+
+    // Whether CUDA starts under spec; the error when it does not.
+    std::string cuda_starts_under(const sandbox::LockdownSpec& spec) {
+#ifdef KBENCH_WITH_CUDA
+        int out[2];
+        if (::pipe2(out, O_CLOEXEC) != 0) return "pipe failed";
+        int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+        std::fflush(nullptr);
+        sandbox::ConfinedProcess canary;
+        try {
+            canary = sandbox::spawn_confined(spec, {null, out[1], out[1]}, nullptr, [] {
+                cudaError_t e = cudaSetDevice(0);
+                if (e == cudaSuccess) e = cudaFree(nullptr);
+                if (e == cudaSuccess) return 0;
+                std::string text = std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+                (void)!::write(1, text.data(), text.size());
+                return 1;
+            });
+        } catch (const std::exception& e) {
+            ::close(out[0]);
+            ::close(out[1]);
+            ::close(null);
+            return e.what();
+        }
+        ::close(out[1]);
+        ::close(null);
+        for (int fd : canary.folders) ::close(fd);
+        std::string text;
+        char buf[512];
+        for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;)
+            text.append(buf, std::size_t(n));
+        ::close(out[0]);
+        sandbox::ConfinedEnd end = sandbox::wait_confined(canary);
+        bool ok = end.body_status_known && WIFEXITED(end.wait_status) &&
+                  WEXITSTATUS(end.wait_status) == 0;
+        return ok ? "" : (text.empty() ? "the CUDA check did not finish" : text);
+#else
+        (void)spec;
+        return "";
+#endif
+    }
+
+    // On a GPU: the layers CUDA cannot start under here, found once, with a CUDA context made in
+    // a confined child under fewer and fewer layers.
+    void find_cuda_unusable_layers(const sandbox::LockdownSpec& spec) {
+        if (cuda_checked_ || device_kind_ != "cuda") return;
+        cuda_checked_ = true;
+        std::string error = cuda_starts_under(spec);
+        if (error.empty()) return;
+        // Where CUDA fails under Landlock for want of writes under /proc (it names its threads
+        // there), the sandbox's own folder of its own /proc is granted, else that whole /proc,
+        // before Landlock is taken off.
+        for (const char* grant : {"own", "all"}) {
+            sandbox::LockdownSpec with = spec;
+            with.proc_writes = grant;
+            if (!spec.allows("landlock") || !cuda_starts_under(with).empty()) continue;
+            cuda_proc_writes_ = grant;
+            return;
+        }
+        sandbox::LockdownSpec fewer = spec;
+        std::vector<std::string> off;
+        for (const std::string& layer : kCudaSuspects) {
+            if (!fewer.allows(layer)) continue;
+            fewer.disabled.push_back(layer);
+            off.push_back(layer);
+            if (!cuda_starts_under(fewer).empty()) continue;
+            // The last one taken off is needed; each before it is put back where CUDA still
+            // starts without it taken off.
+            for (std::size_t i = 0; i + 1 < off.size(); ++i) {
+                sandbox::LockdownSpec back = fewer;
+                std::erase(back.disabled, off[i]);
+                if (cuda_starts_under(back).empty()) fewer = back;
+            }
+            for (const std::string& culprit : off)
+                if (!fewer.allows(culprit))
+                    cuda_unusable_[culprit] =
+                        "CUDA cannot start under it on this machine (" + error + ")";
+            return;
+        }
+        // Not a layer's doing: the device itself fails, and sandboxes will say so.
+    }
+
+    protocol::Forked fork(const protocol::ForkRequest& request, std::vector<int>& fds) {
+        if (fds.size() != 2) throw ProtocolError("fork needs a control socket and an output pipe");
+        sandbox::LockdownSpec spec = request.lockdown;
+        if (request.role == "sandbox" && request.device == "cuda") {
+            find_cuda_unusable_layers(spec);
+            spec.proc_writes = cuda_proc_writes_;
+        }
+        std::string off_reason;
+        for (const auto& [layer, why] : cuda_unusable_) {
+            if (!spec.allows(layer)) continue;
+            spec.disabled.push_back(layer);
+            off_reason = why;
+        }
+        if (!off_reason.empty() && spec.disabled_reason.empty()) spec.disabled_reason = off_reason;
+        Child child;
+        if (spec.memory_bytes > 0 && spec.allows("memory_limit")) {
+            child.cgroup = cgroups_.make(spec.memory_bytes);
+            spec.cgroup = child.cgroup;
+            spec.cgroup_missing = cgroups_.missing_reason();
+        } else if (spec.memory_bytes == 0) {
+            spec.cgroup_missing = "no memory limit was asked for";
+        }
+        // Tasks: on cgroup v2 the memory cgroup holds the limit (a process is in one v2
+        // cgroup only), else a v1 pids cgroup of its own.
+        if (spec.allows("pids_limit")) {
+            if (cgroups_.v2() && !child.cgroup.empty()) {
+                spec.pids_cgroup_missing = sandbox::limit_tasks(child.cgroup, sandbox::kMaxTasks);
+                if (spec.pids_cgroup_missing.empty()) spec.pids_cgroup = child.cgroup;
+            } else if (!pids_cgroups_.available() && !spec.cgroup_missing.empty()) {
+                spec.pids_cgroup_missing = "no memory cgroup to hold the task limit (" +
+                                           spec.cgroup_missing + ") and " +
+                                           pids_cgroups_.missing_reason();
+            } else {
+                child.pids_cgroup = pids_cgroups_.make(sandbox::kMaxTasks);
+                spec.pids_cgroup = child.pids_cgroup;
+                if (spec.pids_cgroup.empty())
+                    spec.pids_cgroup_missing = pids_cgroups_.missing_reason();
+            }
+        }
+        // A sandbox's CPU time is counted while the other side's requests are timed; a v2
+        // memory cgroup counts it already (and a process is in one v2 cgroup only).
+        if (request.role == "sandbox" && spec.allows("cpu_cgroup")) {
+            if (cgroups_.v2() && !child.cgroup.empty()) {
+                spec.cpu_cgroup = child.cgroup;
+            } else {
+                child.cpu_cgroup = cpu_cgroups_.make();
+                spec.cpu_cgroup = child.cpu_cgroup;
+            }
+            if (spec.cpu_cgroup.empty()) spec.cpu_cgroup_missing = cpu_cgroups_.missing_reason();
+        }
+        int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+        PyOS_BeforeFork();
+        std::fflush(nullptr);
+        try {
+            // Builders give way to the judge and the sandboxes (a compiler that takes a core
+            // from them makes their requests wait on the judge's clock); the zygote that forks
+            // them does not, so that nothing starves its start.
+            bool builder = request.role == "builder";
+            child.process = sandbox::spawn_confined(
+                spec, {null, fds[1], fds[1], fds[0]},
+                [builder] {
+                    PyOS_AfterFork_Child();
+                    if (builder) sandbox::give_way_to_others();
+                },
+                [&request] { return run_child(request); });
+        } catch (...) {
+            PyOS_AfterFork_Parent();
+            ::close(null);
+            cgroups_.remove(child.cgroup);
+            pids_cgroups_.remove(child.pids_cgroup);
+            cpu_cgroups_.remove(child.cpu_cgroup);
+            throw;
+        }
+        PyOS_AfterFork_Parent();
+        ::close(null);
+        watch_process(child.process.pid);
+        protocol::Forked out{child.process.pid, child.process.body_pid, child.process.layers};
+        folders_ = std::exchange(child.process.folders, {});
+        // A layer dropped because CUDA cannot start under it says so, not "forced off".
+        for (const auto& [layer, why] : cuda_unusable_)
+            if (out.layers.missing.count(layer) &&
+                std::find(request.lockdown.disabled.begin(), request.lockdown.disabled.end(),
+                          layer) == request.lockdown.disabled.end())
+                out.layers.missing[layer] = why;
+        children_[child.process.pid] = std::move(child);
+        return out;
+    }
+
+    protocol::Reaped reap(const protocol::ReapRequest& request) {
+        auto it = children_.find(pid_t(request.pid));
+        if (it == children_.end())
+            throw ProtocolError("no process " + std::to_string(request.pid) + " to reap");
+        sandbox::ConfinedEnd end = sandbox::wait_confined(it->second.process);
+        attribute_signals();
+        std::vector<std::string> signals = it->second.signals;
+        unwatch_process(pid_t(request.pid));
+        cgroups_.remove(it->second.cgroup);
+        pids_cgroups_.remove(it->second.pids_cgroup);
+        cpu_cgroups_.remove(it->second.cpu_cgroup);
+        children_.erase(it);
+        kill_strays();
+        protocol::Reaped r;
+        r.known = end.body_status_known;
+        r.exited = WIFEXITED(end.wait_status);
+        r.code = r.exited ? WEXITSTATUS(end.wait_status) : 0;
+        r.signal = WIFSIGNALED(end.wait_status) ? WTERMSIG(end.wait_status) : 0;
+        r.leftovers = end.leftovers;
+        r.signals = signals;
+        return r;
+    }
+
+    // The zygote is a child subreaper: whatever escaped a confined process's own clean-up comes
+    // here, and is killed, until nothing comes; the confined processes still in flight stay.
+    void kill_strays() {
+        auto start = std::chrono::steady_clock::now();
+        for (;;) {
+            std::vector<pid_t> strays;
+            for (pid_t pid : sandbox::children_of(::getpid()))
+                if (!children_.count(pid)) strays.push_back(pid);
+            for (pid_t pid : strays) ::kill(pid, SIGKILL);
+            for (pid_t pid : strays)
+                while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+                }
+            if (strays.empty() ||
+                std::chrono::steady_clock::now() - start > std::chrono::seconds(10))
+                return;
+        }
+    }
+
+    int fd_;
+    std::string device_kind_;
+    std::map<pid_t, Child> children_;
+    sandbox::MemoryCgroups cgroups_;
+    sandbox::PidsCgroups pids_cgroups_;
+    sandbox::CpuCgroups cpu_cgroups_;
+    bool cuda_checked_ = false;
+    std::string cuda_proc_writes_;  // what of /proc GPU sandboxes may write (LockdownSpec)
+    std::vector<int> folders_;      // the last forked process's, sent with its reply
+    std::map<std::string, std::string> cuda_unusable_;
+};
+
+}  // namespace
+
+int zygote_main(int fd, const std::string& device_kind) {
+    sandbox::make_undumpable();
+    watch_signals();
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+    Zygote zygote(fd, device_kind);
+    return zygote.serve();
+}
+
+}  // namespace kbench::worker

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Fails when a file of src/ includes a header of a folder that its layer may not include, and
+when a unit test does not sit where its source does (tests/unit/<folder>/<file>_test.cpp tests
+src/<folder>/<file>.hpp or .cpp).
+
+The layers are the table between `<!-- layers` and `<!-- /layers -->` in docs/architecture.md:
+a row a folder of src/, with the folders it may include. A folder of src/ that the table does not
+name is an error too, as is a row for a folder that does not exist.
+
+Usage: layering.py [REPOSITORY]   (default: the repository this file is in)
+"""
+
+import pathlib
+import re
+import sys
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_]+)/', re.MULTILINE)
+ROW = re.compile(r"^\|\s*`([a-z_]+)`\s*\|(.*)\|\s*$")
+
+
+def read_layers(page):
+    text = page.read_text()
+    start = text.find("<!-- layers")
+    end = text.find("<!-- /layers -->")
+    if start < 0 or end < start:
+        raise SystemExit(f"{page}: no layer table (<!-- layers ... <!-- /layers -->)")
+    layers = {}
+    for line in text[start:end].splitlines():
+        match = ROW.match(line)
+        if match:
+            layers[match.group(1)] = set(re.findall(r"`([a-z_]+)`", match.group(2)))
+    return layers
+
+
+def main():
+    root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).parents[1])
+    src = root / "src"
+    layers = read_layers(root / "docs" / "architecture.md")
+    errors = []
+    folders = {p.name for p in src.iterdir() if p.is_dir()}
+    for folder in sorted(folders - layers.keys()):
+        errors.append(f"src/{folder}/ is not in the layer table of docs/architecture.md")
+    for folder in sorted(layers.keys() - folders):
+        errors.append(f"docs/architecture.md names {folder}, which src/ does not have")
+    for folder, allowed in sorted(layers.items()):
+        for name in sorted(allowed - layers.keys()):
+            errors.append(f"docs/architecture.md: {folder} may include {name}, which has no row")
+    checked = 0
+    for path in sorted(src.rglob("*")):
+        if path.suffix not in (".cpp", ".hpp", ".h", ".cu") or not path.is_file():
+            continue
+        folder = path.relative_to(src).parts[0]
+        if folder not in layers:
+            continue
+        checked += 1
+        text = path.read_text(errors="replace")
+        for match in INCLUDE.finditer(text):
+            target = match.group(1)
+            if target == folder or target not in folders:
+                continue  # its own folder, or a system or generated header
+            if target not in layers[folder]:
+                line = text.count("\n", 0, match.start()) + 1
+                errors.append(f"{path.relative_to(root)}:{line}: {folder} includes {target}/, "
+                              f"which its layer may not (docs/architecture.md, Layers)")
+    unit = root / "tests" / "unit"
+    for path in sorted(unit.rglob("*_test.cpp")) if unit.is_dir() else []:
+        stem = path.relative_to(unit).with_name(path.name[: -len("_test.cpp")])
+        if not any((src / stem).with_suffix(s).is_file() for s in (".hpp", ".cpp")):
+            errors.append(f"{path.relative_to(root)} tests no file of src/: name it after the "
+                          f"file it tests, in that file's folder")
+    for error in errors:
+        print(error)
+    if errors:
+        print(f"{len(errors)} layering error(s): move the code, or change the table and the "
+              "CMake DEPS together")
+        return 1
+    print(f"{checked} files of {len(layers)} folders follow the layers")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
