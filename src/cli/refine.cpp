@@ -352,10 +352,15 @@ void Refinement::submit(std::size_t c, const llm::TurnResult& result) {
                                 *result.extraction.code, result.candidate_path.string());
     item.backend = detect_backend(o_.run.backend, item.candidate.code, device_kind_);
     item.key = orchestrator::item_key(item.problem, item.candidate, item.backend, config_);
-    if (auto stored = verdicts_->find(item.key); stored && stored->status != "infra_error")
-        return on_verdict(c, item, Verdict::from_json(stored->verdict));
-    int attempts = verdicts_->attempts(item.key);
-    if (attempts >= 2) {
+    // eval's resume rule (orchestrator::plan_run) for this one item.
+    std::optional<store::StoredVerdict> stored = verdicts_->find(item.key);
+    orchestrator::ItemRecord record;
+    if (stored) record.status = stored->status;
+    record.attempts = verdicts_->attempts(item.key);
+    orchestrator::RunPlan plan = orchestrator::plan_run({record}, false);
+    if (!plan.done.empty()) return on_verdict(c, item, Verdict::from_json(stored->verdict));
+    if (!plan.condemned.empty()) {
+        int attempts = plan.condemned.front().second;
         // It stopped kbench twice already: a crash, not a third try.
         Verdict v = orchestrator::make_verdict(config_, orchestrator::problem_spec(item.problem),
                                                orchestrator::candidate_spec(item), "");
