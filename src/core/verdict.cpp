@@ -1,5 +1,6 @@
 #include "core/verdict.hpp"
 
+#include "core/error.hpp"
 #include "core/fields.hpp"
 
 namespace kbench {
@@ -119,7 +120,11 @@ Verdict Verdict::from_json(const json& j) {
     v.candidate = {c.value("path", std::string()), c.value("sha256", std::string()),
                    c.value("backend", std::string()), optional_from<int>(c, "sample_id")};
     v.config = j.value("config", json::object());
-    v.status = parse_status(j.at("status").get<std::string>()).value_or(Status::infra_error);
+    std::string status = j.at("status").get<std::string>();
+    std::optional<Status> known = parse_status(status);
+    // A status kbench does not know is a verdict it cannot read, never a harness failure.
+    if (!known) throw ProtocolError("verdict: unknown status '" + status + "'");
+    v.status = *known;
     v.reason = j.value("reason", std::string());
     const auto& r = j.at("correctness");
     v.correctness = {r.value("trials_passed", 0), r.value("trials", 0),

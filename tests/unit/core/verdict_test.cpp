@@ -48,6 +48,19 @@ TEST(Verdict, MissingPartsAreNull) {
     EXPECT_EQ(j["status"], "compile_error");
 }
 
+TEST(Verdict, AnUnknownStatusIsAnErrorNotAHarnessFailure) {
+    Verdict v;
+    v.status = Status::correct;
+    json j = v.to_json();
+    j["status"] = "splendid";
+    try {
+        Verdict::from_json(j);
+        ADD_FAILURE() << "an unknown status was read";
+    } catch (const ProtocolError& e) {
+        EXPECT_NE(std::string(e.what()).find("unknown status 'splendid'"), std::string::npos);
+    }
+}
+
 // Differences of a wrong output can be infinite; the verdict survives its own JSON, and the
 // store's, with them.
 TEST(Verdict, NonFiniteNumbersSurviveTheirJson) {
