@@ -82,8 +82,8 @@ struct LockdownSpec {
     std::string private_root;
     std::vector<std::string> visible;  // folders under private_root it may still read
     // What it may write under a /proc of its own PID namespace besides, with Landlock: "" nothing,
-    // "own" its own process's folder (/proc/PID: CUDA names its threads through
-    // /proc/self/task/TID/comm and does not start where it cannot), "all" all of that /proc.
+    // "own" its own process's folder (/proc/PID: CUDA writes there at its start, most likely
+    // its threads' names, and does not start where it cannot), "all" all of that /proc.
     std::string proc_writes;
 
     bool allows(const std::string& layer) const;

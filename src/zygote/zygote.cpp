@@ -237,9 +237,9 @@ class Zygote {
         cuda_checked_ = true;
         std::string error = cuda_starts_under(spec);
         if (error.empty()) return;
-        // Where CUDA fails under Landlock for want of writes under /proc (it names its threads
-        // there), the sandbox's own folder of its own /proc is granted, else that whole /proc,
-        // before Landlock is taken off.
+        // Where CUDA fails under Landlock for want of writes under /proc (measured on an H100:
+        // most likely its threads' names), the sandbox's own folder of its own /proc is
+        // granted, else that whole /proc, before Landlock is taken off.
         for (const char* grant : {"own", "all"}) {
             sandbox::LockdownSpec with = spec;
             with.proc_writes = grant;
