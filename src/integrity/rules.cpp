@@ -186,34 +186,33 @@ RulePolicy RulePolicy::make(std::string_view policy, const std::vector<std::stri
                             const std::vector<std::string>& deny) {
     RulePolicy p;
     p.policy = parse_policy(policy);
-    auto known = [](const std::string& id, const char* option) {
-        if (find_rule(id)) return;
-        std::string ids;
-        for (const Rule& r : all_rules()) ids += (ids.empty() ? "" : ", ") + std::string(r.id);
-        throw UsageError(std::string(option) + " names an unknown rule '" + id + "'",
-                         "known rules: " + ids + " (kbench rules lists them)");
-    };
-    // A record says what happened to the evaluation itself; it is no rule to lift or enforce.
-    auto fixed = [](const std::string& id, const char* option) {
-        if (find_rule(id)->kind == "record")
+    // A rule --allow or --deny may change: one the table has, no record of what happened to the
+    // evaluation itself, and for --allow no breach the judge stops the request on.
+    auto check = [](const std::string& id, std::string_view option) {
+        const Rule* rule = find_rule(id);
+        if (!rule) {
+            std::string ids;
+            for (const Rule& r : all_rules()) ids += (ids.empty() ? "" : ", ") + std::string(r.id);
+            throw UsageError(std::string(option) + " names an unknown rule '" + id + "'",
+                             "known rules: " + ids + " (kbench rules lists them)");
+        }
+        if (rule->kind == "record")
             throw UsageError(std::string(option) + " " + id +
                                  ": it records what happened to kbench's own evaluation, not a "
                                  "rule the candidate breaks",
                              "kbench rules lists the rules --allow and --deny change");
-    };
-    for (const auto& id : allow) {
-        known(id, "--allow");
-        if (find_rule(id)->kind == "judge")
+        if (rule->kind == "judge" && option == "--allow")
             throw UsageError("--allow " + id +
                                  ": the judge stops the request on it (a breach of "
                                  "kbench's protocol or an attack on kbench), under every policy",
                              "kbench rules lists the rules --allow can lift");
-        fixed(id, "--allow");
+    };
+    for (const auto& id : allow) {
+        check(id, "--allow");
         p.allow.insert(id);
     }
     for (const auto& id : deny) {
-        known(id, "--deny");
-        fixed(id, "--deny");
+        check(id, "--deny");
         if (p.allow.count(id))
             throw UsageError("rule '" + id + "' is both allowed and denied",
                              "give it to --allow or to --deny, not both");
