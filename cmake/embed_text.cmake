@@ -3,7 +3,7 @@
 #     the file's text as kbench::integrity::kBuiltinGpuTable;
 #   cmake -DBASE=dir -DFILES=a.md,b/c.py -DNAMESPACE=ns -DTABLE=kName -DOUTPUT=file.cpp -P embed_text.cmake
 #     each file under BASE as a named string (its path without the extension: "a", "b/c"), in
-#     ns::kName (a null-terminated array of {name, text}).
+#     ns::kName (a null-terminated array of kbench::EmbeddedText, core/embedded_text.hpp).
 function(check_delimiter path text)
   string(FIND "${text}" ")kbench\"" clash)
   if(NOT clash EQUAL -1)
@@ -25,10 +25,10 @@ if(DEFINED FILES)
     string(REGEX REPLACE "\\.[^./]*$" "" name "${relative}")
     string(APPEND entries "    {\"${name}\", R\"kbench(${text})kbench\"},\n")
   endforeach()
-  write_if_different(${OUTPUT} "namespace ${NAMESPACE} {\n\
-struct EmbeddedText {\n    const char* name;\n    const char* text;\n};\n\
-extern const EmbeddedText ${TABLE}[];\n\
-const EmbeddedText ${TABLE}[] = {\n${entries}    {nullptr, nullptr}};\n}\n")
+  write_if_different(${OUTPUT} "#include \"core/embedded_text.hpp\"\n\
+namespace ${NAMESPACE} {\n\
+extern const kbench::EmbeddedText ${TABLE}[];\n\
+const kbench::EmbeddedText ${TABLE}[] = {\n${entries}    {nullptr, nullptr}};\n}\n")
 else()
   file(READ ${INPUT} text)
   check_delimiter(${INPUT} "${text}")

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Fails when a file of src/ includes a header of a folder that its layer may not include, and
-when a unit test does not sit where its source does (tests/unit/<folder>/<file>_test.cpp tests
-src/<folder>/<file>.hpp or .cpp).
+"""Fails when a file of src/ includes a header of a folder that its layer may not include, when
+a unit test does not sit where its source does (tests/unit/<folder>/<file>_test.cpp tests
+src/<folder>/<file>.hpp or .cpp), and when a verdict's status or blame is assigned anywhere but
+src/core/decision.cpp (every other place reports a Decision to decide()); and when a KBENCH_*
+environment variable is read with getenv outside src/core/settings.cpp, or named in src/ without
+a row in its table.
 
 The layers are the table between `<!-- layers` and `<!-- /layers -->` in docs/architecture.md:
 a row a folder of src/, with the folders it may include. A folder of src/ that the table does not
@@ -15,6 +18,16 @@ import re
 import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_]+)/', re.MULTILINE)
+# An assignment of a Status or a Blame to a field: a decision written outside core/decision.cpp.
+DECISION = re.compile(r"\.\s*(status|blame)\s*=(?!=)[^;]*\b(Status|Blame)::")
+DECIDER = "core/decision.cpp"
+# KBENCH_* variables: read only through core/settings (setting()), each in its table.
+SETTINGS = "core/settings.cpp"
+GETENV = re.compile(r'getenv\(\s*"(KBENCH_[A-Z0-9_]+)"')
+VARIABLE = re.compile(r"\bKBENCH_[A-Z0-9_]+\b")
+SETTING_ROW = re.compile(r'\{"(KBENCH_[A-Z0-9_]+)",\s*K::')
+# Compile definitions of kbench's own build, not environment variables.
+NOT_SETTINGS = {"KBENCH_WITH_CUDA", "KBENCH_WITH_CUPTI", "KBENCH_SOURCE_DIR"}
 ROW = re.compile(r"^\|\s*`([a-z_]+)`\s*\|(.*)\|\s*$")
 
 
@@ -45,8 +58,15 @@ def main():
     for folder, allowed in sorted(layers.items()):
         for name in sorted(allowed - layers.keys()):
             errors.append(f"docs/architecture.md: {folder} may include {name}, which has no row")
+    table = src / SETTINGS
+    known = set(SETTING_ROW.findall(table.read_text())) if table.is_file() else set()
+    unlisted = {}
     checked = 0
     for path in sorted(src.rglob("*")):
+        if path.suffix == ".py" and path.is_file():
+            for name in VARIABLE.findall(path.read_text(errors="replace")):
+                if name not in known | NOT_SETTINGS:
+                    unlisted.setdefault(name, path.relative_to(root))
         if path.suffix not in (".cpp", ".hpp", ".h", ".cu") or not path.is_file():
             continue
         folder = path.relative_to(src).parts[0]
@@ -62,6 +82,21 @@ def main():
                 line = text.count("\n", 0, match.start()) + 1
                 errors.append(f"{path.relative_to(root)}:{line}: {folder} includes {target}/, "
                               f"which its layer may not (docs/architecture.md, Layers)")
+        for name in VARIABLE.findall(text):
+            if name not in known | NOT_SETTINGS:
+                unlisted.setdefault(name, path.relative_to(root))
+        if path.relative_to(src).as_posix() != SETTINGS:
+            for match in GETENV.finditer(text):
+                line = text.count("\n", 0, match.start()) + 1
+                errors.append(f"{path.relative_to(root)}:{line}: {match.group(1)} read with getenv: "
+                              f"read it with setting() (src/{SETTINGS})")
+        if path.relative_to(src).as_posix() != DECIDER:
+            for match in DECISION.finditer(text):
+                line = text.count("\n", 0, match.start()) + 1
+                errors.append(f"{path.relative_to(root)}:{line}: a {match.group(1)} is assigned "
+                              f"outside src/{DECIDER}: report a Decision to decide() instead")
+    for name, where in sorted(unlisted.items()):
+        errors.append(f"{where}: {name} is not in the settings table of src/{SETTINGS}")
     unit = root / "tests" / "unit"
     for path in sorted(unit.rglob("*_test.cpp")) if unit.is_dir() else []:
         stem = path.relative_to(unit).with_name(path.name[: -len("_test.cpp")])

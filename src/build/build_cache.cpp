@@ -28,13 +28,17 @@ std::string file_sha256(const fs::path& path) {
 }
 
 json BuildRecord::to_json() const {
-    return json{
-        {"status", status}, {"log", log}, {"seconds", real_json(seconds)}, {"files", files}};
+    return json{{"status", std::string(to_string(outcome))},
+                {"log", log},
+                {"seconds", real_json(seconds)},
+                {"files", files}};
 }
 
 BuildRecord BuildRecord::from_json(const json& j) {
     Fields f(j, "build record");
-    BuildRecord r{f.text("status"), f.text("log"), f.real("seconds"), {}};
+    std::optional<BuildOutcome> outcome = parse_build_outcome(f.text("status"));
+    if (!outcome) throw ProtocolError("build record: a status of '" + f.text("status") + "'");
+    BuildRecord r{*outcome, f.text("log"), f.real("seconds"), {}};
     for (const auto& [path, hash] : f.object("files").items()) {
         if (!hash.is_string()) throw ProtocolError("build record: a file's hash is not text");
         r.files[path] = hash.get<std::string>();

@@ -6,13 +6,14 @@
 
 #include "core/config.hpp"
 #include "core/files.hpp"
+#include "core/status.hpp"
 
 namespace kbench::build {
 
 // What building one candidate produced, kept beside its artefacts.
 struct BuildRecord {
-    std::string status;  // "ok", "compile_error", or "import_error" (not a verdict: load decides)
-    std::string log;     // compiler or Python output, capped
+    BuildOutcome outcome = BuildOutcome::ok;  // kept as "status" (not a verdict: load decides)
+    std::string log;                          // compiler or Python output, capped
     double seconds = 0;
     // Every artefact, relative to the entry's torch_extensions folder, with its SHA-256,
     // recorded by kbench (never by the builder) and checked before every use.

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/settings.hpp"
+
 namespace kbench::build {
 namespace {
 
@@ -77,8 +79,8 @@ CacheUsage cache_usage(const fs::path& root) {
 }
 
 std::uintmax_t cache_bound() {
-    const char* text = std::getenv("KBENCH_CACHE_MAX_GIB");
-    double gib = text && *text ? std::atof(text) : 10.0;
+    std::optional<std::string> text = setting("KBENCH_CACHE_MAX_GIB");
+    double gib = text ? std::atof(text->c_str()) : 10.0;
     if (!(gib > 0)) gib = 10.0;
     return std::uintmax_t(gib * double(1ull << 30));
 }

@@ -6,12 +6,13 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/settings.hpp"
 
 namespace kbench::build {
 
 std::string find_python(const std::optional<std::string>& option) {
     if (option && !option->empty()) return *option;
-    if (const char* env = std::getenv("KBENCH_PYTHON"); env && *env) return env;
+    if (std::optional<std::string> python = setting("KBENCH_PYTHON")) return *python;
     if (const char* path = std::getenv("PATH")) {
         std::stringstream dirs(path);
         std::string dir;
@@ -25,7 +26,7 @@ std::string find_python(const std::optional<std::string>& option) {
 }
 
 fs::path worker_package_dir() {
-    if (const char* env = std::getenv("KBENCH_WORKER_PATH"); env && *env) return fs::path(env);
+    if (std::optional<std::string> dir = setting("KBENCH_WORKER_PATH")) return fs::path(*dir);
     fs::path exe_dir = executable_path().parent_path();
     for (const fs::path& candidate :
          {exe_dir / "python", exe_dir.parent_path() / "lib" / "kbench" / "python"}) {

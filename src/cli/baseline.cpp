@@ -118,7 +118,7 @@ int run_baselines(const BaselineOptions& o) {
             make_builder_options(run, options.env, options.policy, scratch / "work", log));
         std::size_t wanted =
             o.jobs > 0 ? std::size_t(o.jobs)
-            : device.kind == "cpu"
+            : device.kind == DeviceKind::cpu
                 ? 1
                 : std::clamp<std::size_t>(orchestrator::usable_cores().size() / 4, 1, 4);
         auto evaluator_options = [&](std::size_t job) {
@@ -150,7 +150,7 @@ int run_baselines(const BaselineOptions& o) {
         std::vector<std::pair<std::size_t, std::size_t>> work;
         auto setting_of = [&](std::size_t i, std::size_t m) {
             return BaselineSetting{
-                problems[i].sha256, o.precision, config.tf32,
+                problems[i].sha256, o.precision, std::string(to_string(config.tf32)),
                 modes[m],           hello,       baseline_timing(config.timing.to_json())};
         };
         for (std::size_t i = 0; i < problems.size(); ++i)

@@ -28,7 +28,7 @@ struct CheckOptions {
 
 int run_check(const CheckOptions& o) {
     orchestrator::DeviceChoice device = orchestrator::parse_device(o.device);
-    if (o.run.backend != "auto" && o.run.backend != "cpu" && device.kind == "cpu")
+    if (o.run.backend != "auto" && o.run.backend != "cpu" && device.kind == DeviceKind::cpu)
         throw UsageError("backend " + o.run.backend + " needs a GPU, but the device is cpu",
                          "use --device cuda, or --backend cpu for CPU candidates");
     CheckConfig config = make_config(o.run, device.label);
@@ -52,7 +52,7 @@ int run_check(const CheckOptions& o) {
     auto log = make_logger(o.run);
     fs::path scratch;
     std::vector<std::string> gpus;
-    if (device.kind == "cuda") gpus = {orchestrator::physical_gpu(device.ordinal)};
+    if (device.kind == DeviceKind::cuda) gpus = {orchestrator::physical_gpu(device.ordinal)};
     orchestrator::EngineOptions e =
         make_engine_options(o.run, config, build::find_python(o.run.python), device.kind, gpus, 1,
                             "kbench-check-", fs::path(), scratch, log);
@@ -92,7 +92,7 @@ int run_check(const CheckOptions& o) {
     }
     std::lock_guard<std::mutex> hold(record_mutex);
     for (const auto& v : verdicts)
-        if (is_reference_failure(v)) {
+        if (v.blame == Blame::reference) {
             std::cerr << "kbench: the reference " << o.reference
                       << " failed, so no candidate could be judged: " << v.reason << "\n"
                       << "  what to do: check it with the same Python and device (it needs Model, "

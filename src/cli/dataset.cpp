@@ -75,9 +75,12 @@ int audit_problems(const DatasetOptions& o) {
         for (const auto& p : problems) {
             ++done;
             if (log) log(fmt::format("[{}/{}] auditing {}", done, problems.size(), p.label()));
-            nlohmann::json row = {{"level", p.level},     {"problem_id", p.id},
-                                  {"name", p.name},       {"precision", o.precision},
-                                  {"tf32", config.tf32},  {"atol", config.atol()},
+            nlohmann::json row = {{"level", p.level},
+                                  {"problem_id", p.id},
+                                  {"name", p.name},
+                                  {"precision", o.precision},
+                                  {"tf32", to_string(config.tf32)},
+                                  {"atol", config.atol()},
                                   {"rtol", config.rtol()}};
             std::string verdict;
             std::string label = std::to_string(p.level) + "/" + std::to_string(p.id);

@@ -89,8 +89,9 @@ int run_eval(const EvalOptions& o, const std::string& command_line) {
     std::string python = build::find_python(o.run.python);
     auto devices = select_devices(o.device, o.gpus, o.cpu_judges);
     const std::vector<std::string>& gpus = devices.gpus;
-    const std::string& device_kind = devices.kind;
-    CheckConfig config = make_config(o.run, device_kind);
+    const DeviceKind device_kind = devices.kind;
+    const std::string device_name(to_string(device_kind));
+    CheckConfig config = make_config(o.run, device_name);
     nlohmann::json kb_baseline;
     if (o.kernelbench_baseline) {
         try {
@@ -117,7 +118,7 @@ int run_eval(const EvalOptions& o, const std::string& command_line) {
                          "pass --dataset kernelbench for candidates written for KernelBench's "
                          "problems, --dataset builtin for ones written for the built-in suite, "
                          "or --dataset with the problem set they were written for");
-    std::string candidate_spec = o.candidates.empty() ? "builtin:" + device_kind : o.candidates;
+    std::string candidate_spec = o.candidates.empty() ? "builtin:" + device_name : o.candidates;
     auto scan = dataset::scan_candidates(candidate_spec, problems, dataset_problems);
     for (const auto& s : scan.skipped)
         if (log) log("skipped " + s.source + ": " + s.why);
@@ -144,10 +145,10 @@ int run_eval(const EvalOptions& o, const std::string& command_line) {
 
     std::string run_name = o.run_name.empty()
                                ? slug(dataset_spec(o.selection)) + "-" + slug(candidate_spec) +
-                                     "-" + o.run.mode + "-" + o.run.precision + "-" + device_kind
+                                     "-" + o.run.mode + "-" + o.run.precision + "-" + device_name
                                : o.run_name;
     CheckConfig settings = config;
-    settings.device = device_kind;  // a run's settings name the kind of device, not which
+    settings.device = device_name;  // a run's settings name the kind of device, not which
     orchestrator::EvalRun run(fs::absolute(fs::path(o.runs_dir) / run_name),
                               o.db ? std::optional<fs::path>(fs::path(*o.db)) : std::nullopt,
                               settings, items, o.force);

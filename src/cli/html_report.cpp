@@ -8,15 +8,12 @@
 #include <map>
 #include <set>
 
+#include "core/embedded_text.hpp"
 #include "core/fields.hpp"
 #include "score/fast_p.hpp"
 
 namespace kbench::cli {
 namespace embedded {
-struct EmbeddedText {
-    const char* name;
-    const char* text;
-};
 // src/cli/html/*, compiled in (cmake/embed_text.cmake).
 extern const EmbeddedText kReportAssets[];
 }  // namespace embedded
@@ -24,7 +21,7 @@ extern const EmbeddedText kReportAssets[];
 namespace {
 
 const char* asset(std::string_view name) {
-    for (const embedded::EmbeddedText* t = embedded::kReportAssets; t->name; ++t)
+    for (const EmbeddedText* t = embedded::kReportAssets; t->name; ++t)
         if (name == t->name) return t->text;
     return "";
 }

@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "confinement/lockdown.hpp"
 #include "core/error.hpp"
+#include "core/settings.hpp"
 
 int main(int argc, char** argv) {
     // No process of this user (a sandbox without its layers, say) may read kbench's memory.
@@ -32,6 +33,8 @@ int main(int argc, char** argv) {
     auto report = kbench::cli::add_report_command(app);
     auto baseline = kbench::cli::add_baseline_command(app);
     auto cache = kbench::cli::add_cache_command(app);
+    // After the commands: theirs do not repeat it.
+    app.footer(kbench::settings_help());
     try {
         kbench::cli::check_command_words(app, argc, argv);
     } catch (const kbench::Error& e) {

@@ -143,7 +143,7 @@ class Refinement {
     std::function<void(const std::string&)> log_;
     fs::path run_dir_;
     std::string run_name_;
-    std::string device_kind_;
+    DeviceKind device_kind_ = DeviceKind::cpu;
     Backend backend_ = Backend::cuda;
     CheckConfig config_;
     std::vector<dataset::Problem> problems_;
@@ -164,9 +164,10 @@ int Refinement::run() {
     std::string python = build::find_python(o_.run.python);
     auto devices = select_devices(o_.device, o_.gpus, o_.cpu_judges);
     device_kind_ = devices.kind;
-    config_ = make_config(o_.run, device_kind_);
-    backend_ = o_.run.backend == "auto" ? (device_kind_ == "cpu" ? Backend::cpu : Backend::cuda)
-                                        : parse_backend(o_.run.backend);
+    config_ = make_config(o_.run, std::string(to_string(device_kind_)));
+    backend_ = o_.run.backend == "auto"
+                   ? (device_kind_ == DeviceKind::cpu ? Backend::cpu : Backend::cuda)
+                   : parse_backend(o_.run.backend);
     log_ = make_logger(o_.run);
     problems_ = selected_problems(o_.selection, python);
     auto client_options = make_client_options(o_.model, log_);
@@ -175,7 +176,8 @@ int Refinement::run() {
     auto settings = make_generation_settings(model, backend_);
     run_name_ = o_.run_name.empty()
                     ? run_slug("refine-" + o_.model.provider + "-" + o_.model.model + "-" +
-                               std::string(to_string(backend_)) + "-" + device_kind_)
+                               std::string(to_string(backend_)) + "-" +
+                               std::string(to_string(device_kind_)))
                     : o_.run_name;
     run_dir_ = fs::absolute(fs::path(o_.runs_dir) / run_name_);
     try {
@@ -205,8 +207,8 @@ int Refinement::run() {
     if (log_)
         log_(std::to_string(chains_.size()) + " sample(s) of " + std::to_string(problems_.size()) +
              " problem(s), up to " + std::to_string(o_.turns) + " turn(s) each, from " +
-             client_->provider().name + " " + o_.model.model + ", evaluated on " + device_kind_ +
-             "; run folder " + run_dir_.string());
+             client_->provider().name + " " + o_.model.model + ", evaluated on " +
+             std::string(to_string(device_kind_)) + "; run folder " + run_dir_.string());
 
     orchestrator::InterruptGuard guard([&](int signal, orchestrator::Origin origin) {
         std::lock_guard<std::mutex> hold(mutex_);
@@ -364,10 +366,7 @@ void Refinement::submit(std::size_t c, const llm::TurnResult& result) {
         // It stopped kbench twice already: a crash, not a third try.
         Verdict v = orchestrator::make_verdict(config_, orchestrator::problem_spec(item.problem),
                                                orchestrator::candidate_spec(item), "");
-        v.status = Status::crash;
-        v.reason = "kbench stopped " + std::to_string(attempts) +
-                   " times while evaluating this candidate (killed, or out of memory); it is not "
-                   "evaluated again";
+        decide(v, orchestrator::condemned(attempts, false));
         verdicts_->put(
             {item.key, item.problem.level, item.problem.id, chain.sample, "crash", v.to_json()});
         return on_verdict(c, item, v);
@@ -505,7 +504,7 @@ json Refinement::summary() const {
             {"provider", client_->provider().name},
             {"model", o_.model.model},
             {"backend", std::string(to_string(backend_))},
-            {"device", device_kind_},
+            {"device", to_string(device_kind_)},
             {"turns", o_.turns},
             {"problems", problems_.size()},
             {"timed", config_.measure},
@@ -576,7 +575,7 @@ void Refinement::print_summary(const json& s) const {
         << (run_dir_ / "turns").string() << ", the best a sample in KernelBench's layout in "
         << run_dir_.string() << "\n"
         << "  KernelBench's results files: kbench eval --candidates " << run_dir_.string()
-        << " --run " << run_name_ << " --device " << device_kind_ << "\n";
+        << " --run " << run_name_ << " --device " << to_string(device_kind_) << "\n";
 }
 
 }  // namespace

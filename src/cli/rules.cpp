@@ -12,6 +12,7 @@
 #include "core/files.hpp"
 #include "integrity/rules.hpp"
 #include "integrity/static_review.hpp"
+#include "protocol/lockdown_spec.hpp"
 
 namespace kbench::cli {
 namespace {
@@ -26,6 +27,8 @@ struct RulesOptions {
     std::string backend = "auto";
     std::optional<std::string> python;
     bool json_output = false;
+    bool markdown = false;
+    bool layers = false;
 };
 
 int list_rules(const RulesOptions& o) {
@@ -34,18 +37,59 @@ int list_rules(const RulesOptions& o) {
         for (const auto& r : integrity::all_rules())
             all.push_back({{"rule", r.id},
                            {"kind", r.kind},
-                           {"strict", r.strict},
-                           {"kernelbench", r.kernelbench},
-                           {"permissive", r.permissive},
-                           {"summary", r.summary}});
+                           {"strict", to_string(r.strict)},
+                           {"kernelbench", to_string(r.kernelbench)},
+                           {"permissive", to_string(r.permissive)},
+                           {"finds", r.finds}});
         std::cout << dump_text(all, 2) << "\n";
         return 0;
     }
     std::cout << fmt::format("{:<28} {:<8} {:<7} {:<11} {:<10} {}\n", "rule", "kind", "strict",
                              "kernelbench", "permissive", "what it finds");
     for (const auto& r : integrity::all_rules())
-        std::cout << fmt::format("{:<28} {:<8} {:<7} {:<11} {:<10} {}\n", r.id, r.kind, r.strict,
-                                 r.kernelbench, r.permissive, r.summary);
+        std::cout << fmt::format("{:<28} {:<8} {:<7} {:<11} {:<10} {}\n", r.id, r.kind,
+                                 to_string(r.strict), to_string(r.kernelbench),
+                                 to_string(r.permissive), r.finds);
+    return 0;
+}
+
+// The sandbox's layers (protocol/lockdown_spec.hpp's table): text, or markdown for
+// docs/security.md.
+int list_layers(bool markdown) {
+    if (markdown) std::cout << "| layer | applied | what it gives |\n| --- | --- | --- |\n";
+    for (const auto& l : sandbox::layer_table()) {
+        std::string stage = l.stage == "start"    ? "as it starts"
+                            : l.stage == "cgroup" ? "in a cgroup kbench made"
+                                                  : "by itself, before candidate code";
+        if (markdown)
+            std::cout << fmt::format("| `{}` | {} | {} |\n", l.id, stage, l.gives);
+        else
+            std::cout << fmt::format("{:<18} {:<32} {}\n", l.id, stage, l.gives);
+    }
+    return 0;
+}
+
+// The table as markdown, one section a kind of rule (docs/rules.md).
+int markdown_rules() {
+    const std::pair<const char*, const char*> kinds[] = {
+        {"static", "Static rules: read the candidate's source before it is built"},
+        {"runtime", "Runtime rules: what the candidate did when it ran"},
+        {"judge",
+         "Breaches the judge stops the request on: rejected under every policy, never allowed"},
+        {"record",
+         "Records of what happened to the evaluation itself: warnings, neither allowed nor "
+         "denied"},
+    };
+    for (const auto& [kind, title] : kinds) {
+        std::cout << "## " << title << "\n\n| rule | strict | kernelbench | permissive | finds |\n"
+                  << "| --- | --- | --- | --- | --- |\n";
+        for (const auto& r : integrity::all_rules())
+            if (r.kind == kind)
+                std::cout << fmt::format("| `{}` | {} | {} | {} | {} |\n", r.id,
+                                         to_string(r.strict), to_string(r.kernelbench),
+                                         to_string(r.permissive), r.finds);
+        std::cout << "\n";
+    }
     return 0;
 }
 
@@ -63,7 +107,7 @@ int review_files(const RulesOptions& o) {
     bool rejected = false;
     for (const auto& file : o.files) {
         std::string code = read_file(file);
-        Backend backend = detect_backend(o.backend, code, "cuda");
+        Backend backend = detect_backend(o.backend, code, DeviceKind::cuda);
         const integrity::StaticReport& report = review.review(code, backend, config.precision);
         std::vector<Finding> findings = report.findings(policy);
         const Finding* rejection = integrity::first_rejection(findings);
@@ -77,7 +121,7 @@ int review_files(const RulesOptions& o) {
                       {"findings", json::array()}};
             for (const Finding& f : findings)
                 j["findings"].push_back({{"rule", f.rule},
-                                         {"severity", f.severity},
+                                         {"severity", std::string(to_string(f.severity))},
                                          {"detail", f.detail},
                                          {"line", f.line},
                                          {"evidence", f.evidence}});
@@ -90,7 +134,7 @@ int review_files(const RulesOptions& o) {
                                      ? std::string("no findings")
                                      : std::to_string(findings.size()) + " warning(s)");
         for (const Finding& f : findings)
-            std::cout << fmt::format("  {:<6} {}: {}\n", f.severity, f.rule, f.detail);
+            std::cout << fmt::format("  {:<6} {}: {}\n", to_string(f.severity), f.rule, f.detail);
     }
     return rejected ? 1 : 0;
 }
@@ -117,7 +161,23 @@ Command add_rules_command(CLI::App& app) {
     cmd->add_option("--python", o->python,
                     "Python for the analyzer (default: $KBENCH_PYTHON, python3)");
     cmd->add_flag("--json", o->json_output, "JSON: the rule table, or one object a file");
-    return [o] { return o->files.empty() ? list_rules(*o) : review_files(*o); };
+    cmd->add_flag("--markdown", o->markdown, "The rule table as markdown (docs/rules.md)")
+        ->excludes("--json");
+    cmd->add_flag("--layers", o->layers,
+                  "The sandbox's layers instead: what each gives and when it is applied (with "
+                  "--markdown, docs/security.md's table)")
+        ->excludes("--json");
+    return [o] {
+        if (o->markdown && !o->files.empty())
+            throw UsageError("--markdown prints the rule table, not a review of files",
+                             "drop the files, or --markdown");
+        if (o->layers && !o->files.empty())
+            throw UsageError("--layers prints the sandbox's layers, not a review of files",
+                             "drop the files, or --layers");
+        if (o->layers) return list_layers(o->markdown);
+        if (o->markdown) return markdown_rules();
+        return o->files.empty() ? list_rules(*o) : review_files(*o);
+    };
 }
 
 }  // namespace kbench::cli

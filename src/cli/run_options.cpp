@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/memory_plan.hpp"
+#include "core/settings.hpp"
 #include "integrity/rules.hpp"
 #include "orchestrator/devices/devices.hpp"
 #include "report/progress.hpp"
@@ -171,15 +172,15 @@ orchestrator::BuilderOptions make_builder_options(const RunOptions& o,
     require_free_space(b.scratch_dir, "kbench's scratch folder", "TMPDIR");
     // Build supports are large (a precompiled header at three levels) and do not depend on the
     // cache: caches may share one folder of them.
-    if (const char* env = std::getenv("KBENCH_SUPPORT_DIR"); env && *env)
-        b.support_dir = fs::absolute(env);
+    if (std::optional<std::string> dir = setting("KBENCH_SUPPORT_DIR"))
+        b.support_dir = fs::absolute(*dir);
     b.precision = parse_precision(o.precision);
     b.limit_s = o.limits.build_s;
     b.builders = o.builders;
     // On the CPU a precompiled header saved nothing (the 13 CPU candidates of the suite built in
     // 109-117 s with it, 113 s without, on 2 cores) and cost a minute or more and 2.2 GB on first
     // use: it is made for GPUs only (bench/2026-12-06-cpu2/build-support/).
-    b.build_support = !o.no_build_support && env.device_kind != "cpu";
+    b.build_support = !o.no_build_support && env.device_kind != DeviceKind::cpu;
     b.log = std::move(log);
     b.verbose = o.verbose && !o.quiet;
     // The policy alone: the rest of a configuration (--device-memory, say) is the device's.
@@ -197,8 +198,7 @@ fs::path make_scratch(const std::string& prefix, const orchestrator::SandboxPoli
 }
 
 orchestrator::EngineOptions make_engine_options(const RunOptions& o, const CheckConfig& config,
-                                                const std::string& python,
-                                                const std::string& device_kind,
+                                                const std::string& python, DeviceKind device_kind,
                                                 const std::vector<std::string>& gpus,
                                                 int cpu_judges, const std::string& scratch_prefix,
                                                 const fs::path& log_dir, fs::path& scratch,
@@ -237,20 +237,17 @@ orchestrator::EvaluatorOptions make_evaluator_options(const CheckConfig& config,
     options.policy.private_root = scratch.string();
     options.env.worker_package_dir = build::worker_package_dir();
     options.env.device_kind = device.kind;
-    if (device.kind == "cuda") options.env.visible_gpu = orchestrator::physical_gpu(device.ordinal);
+    if (device.kind == DeviceKind::cuda)
+        options.env.visible_gpu = orchestrator::physical_gpu(device.ordinal);
     options.env.log_dir = scratch / "logs";
     options.scratch_dir = scratch / "work";
     return options;
 }
 
-bool is_reference_failure(const Verdict& v) {
-    return v.status == Status::load_error && v.reason.rfind("the reference", 0) == 0;
-}
-
 int exit_code(const std::vector<Verdict>& verdicts, bool failures_without_verdicts) {
     bool harness = false, wrong = failures_without_verdicts;
     for (const auto& v : verdicts) {
-        if (v.status == Status::infra_error || is_reference_failure(v))
+        if (v.blame != Blame::candidate)
             harness = true;
         else if (v.status != Status::correct)
             wrong = true;
@@ -272,10 +269,9 @@ CLI::Validator at_least_one() {
         "INT>=1");
 }
 
-Backend detect_backend(const std::string& option, const std::string& code,
-                       const std::string& device_kind) {
+Backend detect_backend(const std::string& option, const std::string& code, DeviceKind device_kind) {
     if (option != "auto") return parse_backend(option);
-    if (device_kind == "cpu") return Backend::cpu;
+    if (device_kind == DeviceKind::cpu) return Backend::cpu;
     if (code.find("import triton") != std::string::npos ||
         code.find("from triton") != std::string::npos)
         return Backend::triton;
@@ -332,7 +328,7 @@ DeviceSelection select_devices(const std::string& device, const std::string& gpu
         throw UsageError("--cpu-judges is for evaluations on the CPU",
                          "add --device cpu, or leave --cpu-judges out to use the GPUs");
     if (cpu && cpu_judges > 1) orchestrator::split_cores(orchestrator::usable_cores(), cpu_judges);
-    return {cpu ? "cpu" : "cuda", cpu ? std::vector<std::string>{} : gpus};
+    return {cpu ? DeviceKind::cpu : DeviceKind::cuda, cpu ? std::vector<std::string>{} : gpus};
 }
 
 }  // namespace kbench::cli

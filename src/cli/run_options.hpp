@@ -68,11 +68,13 @@ fs::path make_scratch(const std::string& prefix, const orchestrator::SandboxPoli
 // An engine's settings (orchestrator/engine/eval_engine.hpp) for these options: the Python, the
 // sandbox policy, a fresh scratch folder named from prefix (returned in scratch), workers' logs in
 // log_dir (empty: the scratch folder's logs/); gpus (physical ids) on a GPU, cpu_judges on the CPU.
-orchestrator::EngineOptions make_engine_options(
-    const RunOptions& options, const CheckConfig& config, const std::string& python,
-    const std::string& device_kind, const std::vector<std::string>& gpus, int cpu_judges,
-    const std::string& scratch_prefix, const fs::path& log_dir, fs::path& scratch,
-    std::function<void(const std::string&)> log);
+orchestrator::EngineOptions make_engine_options(const RunOptions& options,
+                                                const CheckConfig& config,
+                                                const std::string& python, DeviceKind device_kind,
+                                                const std::vector<std::string>& gpus,
+                                                int cpu_judges, const std::string& scratch_prefix,
+                                                const fs::path& log_dir, fs::path& scratch,
+                                                std::function<void(const std::string&)> log);
 
 // An evaluator's settings on one device (check, dataset audit): the Python, the sandbox policy,
 // a fresh scratch folder named from prefix (returned in scratch), worker logs in it.
@@ -83,16 +85,14 @@ orchestrator::EvaluatorOptions make_evaluator_options(const CheckConfig& config,
                                                       fs::path& scratch);
 
 // The exit code of check and eval: 0 every candidate evaluated and correct, 1 some not correct
-// (or problems without a usable candidate), 2 a harness error or a reference that failed.
+// (or problems without a usable candidate), 2 a verdict that is not the candidate's (kbench's
+// own failure, a reference that failed, a problem that does not fit the device).
 int exit_code(const std::vector<Verdict>& verdicts, bool failures_without_verdicts = false);
-
-// The verdict is the reference program's failure, not the candidate's.
-bool is_reference_failure(const Verdict& verdict);
 
 // Where an evaluation runs: --device (auto, cpu, cuda), --gpus (all, or ordinals) and
 // --cpu-judges, checked against the machine (UsageError saying what to change).
 struct DeviceSelection {
-    std::string kind;               // "cpu" or "cuda"
+    DeviceKind kind = DeviceKind::cpu;
     std::vector<std::string> gpus;  // physical ids, on GPUs
 };
 DeviceSelection select_devices(const std::string& device, const std::string& gpus, int cpu_judges);
@@ -102,7 +102,6 @@ CLI::Validator at_least_one();
 
 // The backend of a candidate: the option if given, else cpu on a CPU, triton if the source
 // imports it, cuda otherwise.
-Backend detect_backend(const std::string& option, const std::string& code,
-                       const std::string& device_kind);
+Backend detect_backend(const std::string& option, const std::string& code, DeviceKind device_kind);
 
 }  // namespace kbench::cli

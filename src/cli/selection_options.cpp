@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/settings.hpp"
 #include "dataset/problem_set.hpp"
 #include "llm/http.hpp"
 
@@ -38,7 +39,7 @@ fs::path home_cache() {
 
 // Where kbench keeps the problem sets it downloads.
 fs::path datasets_dir() {
-    std::string dir = env_or("KBENCH_DATASETS_DIR", "");
+    std::string dir = setting_or("KBENCH_DATASETS_DIR", "");
     return dir.empty() ? cache_root() / "datasets" : fs::path(dir);
 }
 
@@ -74,7 +75,7 @@ fs::path kernelbench_dataset() {
     // Downloaded before, or fetched by hand as the error below says.
     if (holds_levels(dir, kRequiredLevels)) return dir;
     if (auto snapshot = hub_snapshot()) return *snapshot;
-    std::string base = env_or("KBENCH_KERNELBENCH_URL", kKernelBenchUrl);
+    std::string base = setting_or("KBENCH_KERNELBENCH_URL", kKernelBenchUrl);
     while (!base.empty() && base.back() == '/') base.pop_back();
     std::string urls;
     for (int level = 1; level <= kLevels; ++level)

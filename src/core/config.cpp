@@ -54,16 +54,44 @@ Backend parse_backend(std::string_view text) {
     throw UsageError("unknown backend '" + std::string(text) + "'", "use cuda, triton or cpu");
 }
 
-std::string parse_tf32(std::string_view text, Mode mode) {
-    if (text.empty()) return mode == Mode::strict ? "off" : "default";
-    if (text == "off" || text == "on" || text == "default") return std::string(text);
+std::string_view to_string(Tf32 tf32) {
+    switch (tf32) {
+        case Tf32::off:
+            return "off";
+        case Tf32::on:
+            return "on";
+        case Tf32::pytorch_default:
+            return "default";
+    }
+    return "off";
+}
+
+std::string_view to_string(DeviceKind kind) {
+    return kind == DeviceKind::cpu ? "cpu" : "cuda";
+}
+
+DeviceKind device_kind_of(std::string_view device) {
+    if (device == "cpu") return DeviceKind::cpu;
+    if (device == "cuda" || device.rfind("cuda:", 0) == 0) return DeviceKind::cuda;
+    throw UsageError("unknown device '" + std::string(device) + "'", "use cpu, cuda or cuda:N");
+}
+
+std::optional<Tf32> tf32_named(std::string_view text) {
+    for (Tf32 t : {Tf32::off, Tf32::on, Tf32::pytorch_default})
+        if (to_string(t) == text) return t;
+    return std::nullopt;
+}
+
+Tf32 parse_tf32(std::string_view text, Mode mode) {
+    if (text.empty()) return mode == Mode::strict ? Tf32::off : Tf32::pytorch_default;
+    if (std::optional<Tf32> t = tf32_named(text)) return *t;
     throw UsageError("unknown TF32 setting '" + std::string(text) + "'",
                      "use off (float32 at full precision), on (TF32 allowed, at fp16's tolerance) "
                      "or default (PyTorch's defaults)");
 }
 
-double default_tolerance(Precision precision, std::string_view tf32) {
-    return precision == Precision::fp32 && tf32 != "on" ? 1e-4 : 1e-2;
+double default_tolerance(Precision precision, Tf32 tf32) {
+    return precision == Precision::fp32 && tf32 != Tf32::on ? 1e-4 : 1e-2;
 }
 
 json TimingConfig::to_json() const {
@@ -112,7 +140,7 @@ TimingConfig TimingConfig::from_json(const json& j) {
 json CheckConfig::to_json() const {
     json j{{"mode", std::string(to_string(mode))},
            {"precision", std::string(to_string(precision))},
-           {"tf32", tf32},
+           {"tf32", std::string(to_string(tf32))},
            {"trials", trials},
            {"seed", seed},
            {"device", device},
@@ -139,7 +167,7 @@ CheckConfig CheckConfig::from_json(const json& j) {
     CheckConfig c;
     c.mode = parse_mode(f.text("mode"));
     c.precision = parse_precision(f.text("precision"));
-    c.tf32 = f.text("tf32");
+    c.tf32 = parse_tf32(f.text("tf32"), c.mode);
     c.trials = f.small("trials");
     c.seed = f.count("seed");
     c.device = f.text("device");

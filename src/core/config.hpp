@@ -16,22 +16,32 @@ using json = nlohmann::json;
 enum class Mode { strict, kernelbench };
 enum class Precision { fp32, fp16, bf16 };
 enum class Backend { cuda, triton, cpu };
+// The kind of device a run evaluates on ("cpu", or "cuda" for every cuda:N).
+enum class DeviceKind { cpu, cuda };
+// The precision policy for float32: TF32 off (strict mode's default: TF32 off for cuBLAS and
+// cuDNN, matmul precision "highest"), on (TF32 allowed), or PyTorch's defaults ("default", as
+// the reference harness runs; kernelbench mode's default).
+enum class Tf32 { off, on, pytorch_default };
 
 std::string_view to_string(Mode mode);
 std::string_view to_string(Precision precision);
 std::string_view to_string(Backend backend);
+std::string_view to_string(Tf32 tf32);  // "off", "on" or "default"
+std::string_view to_string(DeviceKind kind);
+// "cpu", "cuda" or "cuda:N" (a device's name) to its kind; throws UsageError for another.
+DeviceKind device_kind_of(std::string_view device);
 Mode parse_mode(std::string_view text);
 Precision parse_precision(std::string_view text);
 Backend parse_backend(std::string_view text);
 
-// The precision policy for float32: TF32 "off" (strict mode's default: TF32 off for cuBLAS and
-// cuDNN, matmul precision "highest"), "on" (TF32 allowed), or "default" (PyTorch's defaults,
-// as the reference harness runs; kernelbench mode's default). Empty text: the mode's default.
-std::string parse_tf32(std::string_view text, Mode mode);
+// --tf32: off, on or default; empty text: the mode's default. Throws UsageError.
+Tf32 parse_tf32(std::string_view text, Mode mode);
+// A TF32 policy on the wire or in a stored configuration: none where the text names none.
+std::optional<Tf32> tf32_named(std::string_view text);
 
 // KernelBench's tolerance: fp32 1e-4, fp16 and bf16 1e-2, used as both atol and rtol. fp32 with
 // TF32 on gets fp16's (TF32 keeps fp16's 10-bit mantissa).
-double default_tolerance(Precision precision, std::string_view tf32 = "off");
+double default_tolerance(Precision precision, Tf32 tf32 = Tf32::off);
 
 // Wall-clock limits per phase; the orchestrator kills a sandbox that overruns one.
 struct PhaseLimits {
@@ -89,10 +99,11 @@ struct TimingConfig {
 struct CheckConfig {
     Mode mode = Mode::strict;
     Precision precision = Precision::fp32;
-    std::string tf32 = "off";  // parse_tf32
+    Tf32 tf32 = Tf32::off;
     int trials = 5;
     std::uint64_t seed = 42;
     std::string device = "cuda";  // cpu, cuda or cuda:N
+    DeviceKind device_kind() const { return device_kind_of(device); }
     std::optional<double> tolerance;
     PhaseLimits limits;
     TimingConfig timing;

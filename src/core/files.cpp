@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/settings.hpp"
 
 namespace kbench {
 
@@ -92,7 +93,7 @@ fs::path executable_path() {
 }
 
 fs::path cache_root() {
-    if (const char* env = std::getenv("KBENCH_CACHE"); env && *env) return fs::path(env);
+    if (std::optional<std::string> dir = setting("KBENCH_CACHE")) return fs::path(*dir);
     if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
         return fs::path(xdg) / "kbench";
     if (const char* home = std::getenv("HOME"); home && *home)

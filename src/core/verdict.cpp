@@ -66,6 +66,9 @@ json Verdict::to_json() const {
     j["config"] = config;
     j["status"] = std::string(to_string(status));
     j["reason"] = reason;
+    j["blame"] = std::string(to_string(blame));
+    j["masked"] = blame != Blame::candidate;
+    j["rule"] = rule;
     j["correctness"] = {{"trials_passed", correctness.trials_passed},
                         {"trials", correctness.trials},
                         {"max_abs_diff", real_json(correctness.max_abs_diff)},
@@ -88,7 +91,9 @@ json Verdict::to_json() const {
     if (speedup_rounds > 0) j["speedup_rounds"] = speedup_rounds;
     j["integrity"] = json::array();
     for (const auto& f : integrity) {
-        json finding = {{"rule", f.rule}, {"severity", f.severity}, {"detail", f.detail}};
+        json finding = {{"rule", f.rule},
+                        {"severity", std::string(to_string(f.severity))},
+                        {"detail", f.detail}};
         if (f.line > 0) finding["line"] = f.line;
         if (!f.evidence.empty()) finding["evidence"] = f.evidence;
         j["integrity"].push_back(std::move(finding));
@@ -124,8 +129,10 @@ Verdict Verdict::from_json(const json& j) {
     std::optional<Status> known = parse_status(status);
     // A status kbench does not know is a verdict it cannot read, never a harness failure.
     if (!known) throw ProtocolError("verdict: unknown status '" + status + "'");
-    v.status = *known;
-    v.reason = j.value("reason", std::string());
+    std::string reason = j.value("reason", std::string());
+    std::optional<Blame> blame = parse_blame(j.value("blame", std::string()));
+    decide(v, {*known, blame ? *blame : blame_of_stored(*known, reason),
+               j.value("rule", std::string()), reason});
     const auto& r = j.at("correctness");
     v.correctness = {r.value("trials_passed", 0), r.value("trials", 0),
                      number_at(r, "max_abs_diff"), number_at(r, "max_rel_diff"),
@@ -143,10 +150,15 @@ Verdict Verdict::from_json(const json& j) {
         v.speedup_ci95 = {real_from_json(j["speedup_ci95"][0], "speedup_ci95"),
                           real_from_json(j["speedup_ci95"][1], "speedup_ci95")};
     v.speedup_rounds = j.value("speedup_rounds", 0);
-    for (const auto& f : j.value("integrity", json::array()))
-        v.integrity.push_back({f.value("rule", std::string()), f.value("severity", std::string()),
+    for (const auto& f : j.value("integrity", json::array())) {
+        std::string severity = f.value("severity", std::string());
+        std::optional<Severity> known_severity = parse_severity(severity);
+        if (!known_severity)
+            throw ProtocolError("verdict: a finding of severity '" + severity + "'");
+        v.integrity.push_back({f.value("rule", std::string()), *known_severity,
                                f.value("detail", std::string()), f.value("line", 0),
                                f.value("evidence", std::string())});
+    }
     for (const auto& k : j.value("kernels", json::array()))
         v.kernels.push_back({k.value("name", std::string()), k.value("origin", std::string()),
                              number_at(k, "share"), k.value("count", std::uint64_t(0)),

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/config.hpp"
+#include "core/decision.hpp"
 #include "core/status.hpp"
 
 namespace kbench {
@@ -56,7 +57,7 @@ struct TimingResult {
 
 struct Finding {
     std::string rule;
-    std::string severity;  // "warn" or "reject"
+    Severity severity = Severity::reject;
     std::string detail;
     int line = 0;          // the candidate's source line it points at (0: none)
     std::string evidence;  // that line, or what was measured
@@ -76,7 +77,10 @@ struct Verdict {
     ProblemRef problem;
     CandidateRef candidate;
     json config;  // mode, precision, trials, seed, device, ...
+    // The decision, written only by decide() (core/decision.hpp).
     Status status = Status::infra_error;
+    Blame blame = Blame::kbench;
+    std::string rule;  // the integrity rule that decided it, or empty
     std::string reason;
     CorrectnessResult correctness;
     std::optional<TimingResult> timing;

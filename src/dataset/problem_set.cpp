@@ -12,6 +12,7 @@
 
 #include "build/toolchain.hpp"
 #include "core/error.hpp"
+#include "core/settings.hpp"
 #include "dataset/json_lines.hpp"
 #include "dataset/problem_file.hpp"
 #include "process/process.hpp"
@@ -178,7 +179,7 @@ std::vector<Problem> read_problem_parquet(const fs::path& file, const std::strin
 }
 
 fs::path builtin_suite_dir() {
-    if (const char* env = std::getenv("KBENCH_SUITE"); env && *env) return fs::path(env);
+    if (std::optional<std::string> dir = setting("KBENCH_SUITE")) return fs::path(*dir);
     fs::path exe_dir = executable_path().parent_path();
     for (const fs::path& candidate : {exe_dir.parent_path() / "share" / "kbench" / "suite",
                                       fs::path(KBENCH_SOURCE_DIR) / "suite"})

@@ -293,7 +293,7 @@ std::vector<Finding> KernelTable::findings(const RulePolicy& policy,
     }
     if (dropped_ > 0)
         out.push_back(
-            {"kernel_records_dropped", "warn",
+            {"kernel_records_dropped", Severity::warn,
              cpu_ ? fmt::format("{} samples were lost (their signal never arrived, or "
                                 "past the buffer); the table is partial",
                                 dropped_)

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config.hpp"
+#include "core/status.hpp"
 
 namespace kbench::integrity {
 
@@ -22,19 +23,22 @@ enum class Policy { strict, kernelbench, permissive };
 std::string_view to_string(Policy policy);
 Policy parse_policy(std::string_view text);  // throws UsageError naming the choices
 
-// One rule: static rules read the candidate's source before it is built; runtime rules judge
-// what it did on the device.
+// One rule of the table in analyzer/kbench_analyzer/rules.json (compiled in; the analyzer reads
+// the same file): static rules read the candidate's source before it is built; runtime rules judge
+// what it did.
 struct Rule {
-    std::string_view id;
+    std::string id;
     // "static", "runtime", "judge" (the judge stops the request: never allowed) or "record" (what
     // happened to the evaluation itself: neither allowed nor denied)
-    std::string_view kind;
-    std::string_view strict;
-    std::string_view kernelbench;
-    std::string_view permissive;
-    std::string_view summary;  // one line, for `kbench rules` and docs/security.md
+    std::string kind;
+    Severity strict = Severity::reject;
+    Severity kernelbench = Severity::reject;
+    Severity permissive = Severity::reject;
+    std::string finds;  // one line, for `kbench rules` and docs/rules.md
 };
 
+// The table; throws std::logic_error where the compiled-in file is malformed (a unit test reads
+// it, so a build that passes its tests never does).
 const std::vector<Rule>& all_rules();
 const Rule* find_rule(std::string_view id);
 
@@ -44,9 +48,9 @@ struct RulePolicy {
     std::set<std::string> allow;
     std::set<std::string> deny;
 
-    // "reject" or "warn" for a rule kbench knows; "reject" for one it does not (a rule the
-    // analyzer reports that this table lacks is a fault to fix, never a free pass).
-    std::string severity(std::string_view rule) const;
+    // The rule's severity under the policy for a rule kbench knows; reject for one it does not
+    // (a rule the analyzer reports that this table lacks is a fault to fix, never a free pass).
+    Severity severity(std::string_view rule) const;
     json to_json() const;
 
     // Checks the rule names (a UsageError lists the known ones) and that no rule is both

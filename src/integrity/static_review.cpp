@@ -111,14 +111,15 @@ StaticReport StaticReview::run(const std::string& code, Backend backend,
 
 const Finding* first_rejection(const std::vector<Finding>& findings) {
     for (const Finding& f : findings)
-        if (f.severity == "reject") return &f;
+        if (f.severity == Severity::reject) return &f;
     return nullptr;
 }
 
 std::string rejection_reason(const std::vector<Finding>& findings) {
     std::vector<std::string> rules;
     for (const Finding& f : findings)
-        if (f.severity == "reject" && std::find(rules.begin(), rules.end(), f.rule) == rules.end())
+        if (f.severity == Severity::reject &&
+            std::find(rules.begin(), rules.end(), f.rule) == rules.end())
             rules.push_back(f.rule);
     std::string out = rules.size() == 1 ? "static rule " : "static rules ";
     for (std::size_t i = 0; i < rules.size(); ++i) out += (i ? ", " : "") + rules[i];

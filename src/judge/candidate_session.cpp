@@ -17,6 +17,7 @@
 #include "confinement/lockdown.hpp"
 #include "core/fields.hpp"
 #include "core/files.hpp"
+#include "core/settings.hpp"
 #include "runtime/cuda_timing_device.hpp"
 #include "runtime/python_program.hpp"
 #include "runtime/signals.hpp"
@@ -31,7 +32,7 @@ using protocol::FaultKind;
 
 // KBENCH_DEBUG_MEMORY: the judge's device memory at a step, on its stderr.
 void debug_memory(const std::string& where) {
-    static const bool on = std::getenv("KBENCH_DEBUG_MEMORY") != nullptr;
+    static const bool on = setting("KBENCH_DEBUG_MEMORY").has_value();
     if (!on) return;
     py::module_ memory = py::module_::import("kbench_worker.memory");
     SharedDeviceBytes shared = shared_device_bytes();
@@ -480,7 +481,8 @@ protocol::SandboxAttached CandidateSession::attach(double limit_s,
                                                    const CandidateSession* measured_like) {
     exchange_.set_deadline(limit_s, "starting the sandbox");
     exchange_.hello();
-    protocol::AttachSandbox request{device_.is_cuda() ? "cuda" : "cpu", 2 * device_.cache_bytes(),
+    protocol::AttachSandbox request{device_.is_cuda() ? DeviceKind::cuda : DeviceKind::cpu,
+                                    2 * device_.cache_bytes(),
                                     device_.is_cuda() ? memory_share_ : 0.0, p_.tf32};
     // Every reply must report the flags the policy set in the sandbox before the candidate was
     // imported: in strict mode a changed precision is refused.
@@ -952,7 +954,7 @@ protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest&
     try {
         measured = timing::measure_remote(*candidate_calls, request.timing, overhead_, max_batch_,
                                           target_us, baseline ? &*baseline : nullptr);
-        if (std::getenv("KBENCH_DEBUG_CLOCK"))
+        if (setting("KBENCH_DEBUG_CLOCK"))
             std::fprintf(stderr, "kbench judge: overhead %.1f + %.1f us/call, spread %.1f us; %s\n",
                          overhead_.fixed_us, overhead_.per_call_us, overhead_.spread_us,
                          measured.clock.detail.c_str());
@@ -985,7 +987,7 @@ protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest&
         double base_wall = watched_reference->wall_s();
         bool exact = watched_reference->exact() && watched_candidate->exact();
         double slack = exact ? 0.01 + 0.00025 * double(watched_reference->requests()) : 0.1;
-        if (std::getenv("KBENCH_DEBUG_CLOCK"))
+        if (setting("KBENCH_DEBUG_CLOCK"))
             std::fprintf(stderr,
                          "kbench judge: CPU beside the baseline %.4f s (its %ld requests %.4f "
                          "s), beside the candidate %.4f s (its %ld requests %.4f s), counted by "
@@ -1001,7 +1003,7 @@ protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest&
                           "the candidate's were: work beside the baseline slows it",
                           beside, base_wall, reference_beside);
             if (p_.strict) throw FaultError(FaultKind::integrity, text, "work_beside_baseline");
-            out.findings.push_back({"work_beside_baseline", "warn", text});
+            out.findings.push_back({"work_beside_baseline", Severity::warn, text});
         }
         // Its kernel records are read, so that both sandboxes did the same work; they are not
         // the candidate's.
@@ -1047,10 +1049,10 @@ protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest&
     }
     if (!exchange_.precision_change().empty())
         out.findings.push_back(
-            {exchange_.precision_change_rule(), "warn", exchange_.precision_change()});
+            {exchange_.precision_change_rule(), Severity::warn, exchange_.precision_change()});
     if (m.outside_stream_samples > 0)
         out.findings.push_back(
-            {"work_outside_stream", "warn",
+            {"work_outside_stream", Severity::warn,
              std::to_string(m.outside_stream_samples) + " of " +
                  std::to_string(m.samples_us.size()) +
                  " samples: the device was busy after the launch stream's end event; those "
@@ -1059,11 +1061,11 @@ protocol::CandidateTimed CandidateSession::timing(const protocol::TimingRequest&
         if (p_.strict)
             throw FaultError(FaultKind::integrity, measured.clock.detail,
                              "claimed_time_below_clock");
-        out.findings.push_back({"claimed_time_below_clock", "warn",
+        out.findings.push_back({"claimed_time_below_clock", Severity::warn,
                                 measured.clock.detail + "; its samples come from that clock"});
     } else if (measured.clock.unexplained > 0 &&
                measured.clock.unexplained * 10 > measured.clock.requests) {
-        out.findings.push_back({"claimed_time_below_clock", "warn",
+        out.findings.push_back({"claimed_time_below_clock", Severity::warn,
                                 measured.clock.detail + "; those samples come from that clock"});
     }
     return out;

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "confinement/lockdown.hpp"
+#include "core/settings.hpp"
 #include "judge/candidate_session.hpp"
 #include "judge/compare.hpp"
 #include "judge/reference_problem.hpp"
@@ -476,7 +477,7 @@ class Judge {
     // dropped (a tensor left in a reference cycle waits for Python's collector, and on a GPU
     // each problem's could add up until the device is full). Off by default: it walks the heap.
     static void check_nothing_left() {
-        if (!std::getenv("KBENCH_CHECK_LEAKS")) return;
+        if (!setting("KBENCH_CHECK_LEAKS")) return;
         auto [count, bytes] = py::module_::import("kbench_worker.memory")
                                   .attr("live_tensors")()
                                   .cast<std::pair<std::int64_t, std::int64_t>>();
@@ -504,7 +505,7 @@ class Judge {
 
 }  // namespace
 
-int judge_main(int fd, const std::string& device_kind) {
+int judge_main(int fd, DeviceKind device_kind) {
     sandbox::make_undumpable();
     watch_signals();
     Device device = Device::open(device_kind);

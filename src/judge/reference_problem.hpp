@@ -75,8 +75,8 @@ struct ReferenceProblem {
     // Strict mode makes inputs on the device, but on the host where making them there holds
     // large temporaries (inputs_made_on_host), decided at the first call.
     bool inputs_on_host = false;
-    std::string tf32 = "off";  // the precision policy
-    json precision_state;      // the judge's flags under it
+    Tf32 tf32 = Tf32::off;  // the precision policy
+    json precision_state;   // the judge's flags under it
     CompareSpec spec;
     std::vector<std::uint64_t> public_trial_seeds;  // KernelBench's, from the base seed
     std::vector<OutputShape> outputs;

@@ -130,7 +130,7 @@ std::string integrity_section(const std::vector<Finding>& findings) {
     std::string out = "Integrity findings:\n";
     for (std::size_t i = 0; i < findings.size() && i < kFindings; ++i) {
         const Finding& f = findings[i];
-        out += "- " + f.severity + " " + f.rule;
+        out += "- " + std::string(to_string(f.severity)) + " " + f.rule;
         if (f.line > 0) out += fmt::format(", line {}", f.line);
         if (!f.evidence.empty()) out += " (" + capped(f.evidence, 120) + ")";
         out += ": " + capped(f.detail, 300) + "\n";

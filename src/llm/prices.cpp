@@ -1,13 +1,10 @@
 #include "llm/prices.hpp"
 
+#include "core/embedded_text.hpp"
 #include "core/error.hpp"
 
 // Generated at build time from data/prices.json (cmake/embed_text.cmake).
 namespace kbench::llm::embedded {
-struct EmbeddedText {
-    const char* name;
-    const char* text;
-};
 extern const EmbeddedText kBuiltinPrices[];
 }  // namespace kbench::llm::embedded
 

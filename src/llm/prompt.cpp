@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/embedded_text.hpp"
 #include "core/error.hpp"
 #include "integrity/floor.hpp"
 
@@ -20,10 +21,6 @@ namespace kbench::llm {
 
 namespace embedded {
 // Generated at build time from prompts/ (cmake/embed_text.cmake).
-struct EmbeddedText {
-    const char* name;
-    const char* text;
-};
 extern const EmbeddedText kBuiltinPrompts[];
 }  // namespace embedded
 

@@ -35,28 +35,29 @@ FaultKind parse_fault_kind(std::string_view text) {
     throw ProtocolError("unknown fault kind '" + std::string(text) + "'");
 }
 
-Status status_of(FaultKind kind) {
-    switch (kind) {
+Decision decision_of(const Fault& fault, std::string reason) {
+    switch (fault.kind) {
         case FaultKind::candidate_load:
-            return Status::load_error;
+            return Decision::failed(Status::load_error, std::move(reason));
         case FaultKind::candidate_build:
-            return Status::compile_error;
+            return Decision::failed(Status::compile_error, std::move(reason));
         case FaultKind::candidate_raised:
-            return Status::runtime_error;
+            return Decision::failed(Status::runtime_error, std::move(reason));
         case FaultKind::candidate_overran:
-            return Status::timeout;
+            return Decision::failed(Status::timeout, std::move(reason));
         case FaultKind::sandbox_ended:
-            return Status::crash;
+            return Decision::failed(Status::crash, std::move(reason));
         case FaultKind::protocol_violation:
         case FaultKind::integrity:
-            return Status::rejected;
+            return Decision::rejected(fault.rule.empty() ? "protocol_violation" : fault.rule,
+                                      std::move(reason));
         case FaultKind::reference:
-            return Status::load_error;
+            return Decision::of_reference(std::move(reason));
         case FaultKind::harness:
         case FaultKind::device:
-            return Status::infra_error;
+            break;
     }
-    return Status::infra_error;
+    return Decision::of_kbench(std::move(reason));
 }
 
 bool is_candidates(FaultKind kind) {

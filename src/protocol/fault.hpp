@@ -3,13 +3,13 @@
 #include <string>
 #include <string_view>
 
+#include "core/decision.hpp"
 #include "core/fields.hpp"
-#include "core/status.hpp"
 
 namespace kbench::protocol {
 
-// Why a request did not produce its reply. The kinds say whose fault it is; status_of maps each
-// to a verdict status, and it is the only place that does.
+// Why a request did not produce its reply. The kinds say whose fault it is; decision_of maps each
+// to a verdict's decision, and it is the only place that does.
 enum class FaultKind {
     candidate_load,      // no ModelNew, an exception at import or in __init__
     candidate_build,     // its extension did not compile
@@ -26,8 +26,11 @@ enum class FaultKind {
 std::string_view to_string(FaultKind kind);
 FaultKind parse_fault_kind(std::string_view text);  // throws ProtocolError
 
-// The one mapping from fault to verdict status.
-Status status_of(FaultKind kind);
+struct Fault;
+
+// The one mapping from a fault to a verdict's decision: its status and blame, an integrity
+// fault's rule (protocol_violation where it names none), with the reason given.
+Decision decision_of(const Fault& fault, std::string reason);
 
 // Whether the candidate is to blame (else the harness or the reference is).
 bool is_candidates(FaultKind kind);

@@ -62,7 +62,7 @@ json PrepareProblem::to_json() const {
                 {"mode", mode},
                 {"atol", real_json(atol)},
                 {"rtol", real_json(rtol)},
-                {"tf32", tf32},
+                {"tf32", std::string(to_string(tf32))},
                 {"device_memory", device_memory},
                 {"rounds", rounds}};
 }
@@ -71,7 +71,7 @@ PrepareProblem PrepareProblem::from_json(const json& j) {
     Fields f(j, "prepare request");
     return {f.text("name"),    f.text("code"),      f.text("sha256"),         f.count("seed"),
             f.small("trials"), f.text("precision"), f.text("mode"),           f.real("atol"),
-            f.real("rtol"),    f.text("tf32"),      f.count("device_memory"), f.flag("rounds")};
+            f.real("rtol"),    tf32_field(f),       f.count("device_memory"), f.flag("rounds")};
 }
 
 json ProblemPrepared::to_json() const {
@@ -369,14 +369,16 @@ Health Health::from_json(const json& j) {
 }
 
 json finding_json(const Finding& f) {
-    return json{{"rule", f.rule}, {"severity", f.severity}, {"detail", f.detail}};
+    return json{
+        {"rule", f.rule}, {"severity", std::string(to_string(f.severity))}, {"detail", f.detail}};
 }
 
 Finding finding_from(const json& j) {
     Fields f(j, "finding");
-    Finding out{f.text("rule"), f.text("severity"), f.text("detail")};
-    if (out.severity != "warn" && out.severity != "reject")
-        throw ProtocolError("a finding of severity '" + out.severity + "'");
+    std::string severity = f.text("severity");
+    std::optional<Severity> known = parse_severity(severity);
+    if (!known) throw ProtocolError("a finding of severity '" + severity + "'");
+    Finding out{f.text("rule"), *known, f.text("detail")};
     return out;
 }
 

@@ -39,7 +39,7 @@ struct PrepareProblem {
     std::string precision = "fp32";
     std::string mode = "strict";
     double atol = 1e-4, rtol = 1e-4;
-    std::string tf32 = "off";  // the precision policy: "off", "on" or "default"
+    Tf32 tf32 = Tf32::off;  // the precision policy
     // The device memory the judge plans within (--device-memory; 0: the device's own), and
     // whether the reference's own sandbox will be there too (rounds).
     std::uint64_t device_memory = 0;

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/fields.hpp"
@@ -11,45 +12,21 @@
 // what it became (the layer report): plain data, applied by confinement/lockdown.
 namespace kbench::sandbox {
 
-// The layers that confine a process running candidate code (a sandbox or a builder). Each is
-// applied where the machine provides it; one that it cannot provide is reported with the reason.
-//   identity           a dedicated user (kbench run as root) or a user namespace (otherwise)
-//   pid_namespace      its own PID namespace: it sees and can signal only its own processes,
-//                      and everything it starts dies with it
-//   mount_namespace    a /proc of its own namespace and a private /dev/shm; /proc/pressure and
-//                      /dev/pts covered (their wake-ups come from kernel threads)
-//   network_namespace  no network but an unconfigured loopback
-//   ipc_namespace      System V shared memory, semaphores and message queues of its own, gone
-//                      with it (without one, a segment it made outlived it, holding memory no
-//                      cgroup counts, and the next candidate could read it)
-//   landlock           writes only under its scratch folder (and to device files); with newer
-//                      kernels no TCP and no signals to processes outside it
-//   seccomp            no ptrace, no reading or writing other processes' memory, no new
-//                      namespaces, no internet sockets, no io_uring, no kernel keyrings
-//   event_limits       no epoll, timerfd, signalfd, Linux AIO or POSIX timers, and at most
-//                      kOpenFiles open descriptors: a timer watched through thousands of epoll
-//                      (or never-matching poll) registrations made the kernel work at every
-//                      expiry, in the interrupt, on the core it was armed on (the timing core
-//                      on GPUs) and charged to no process, so no cgroup saw it
-//   capabilities       none, and none to gain by exec
-//   memory_limit       a memory cgroup of its own
-//   pids_limit         at most kMaxTasks processes and threads at once (a pids cgroup, or on
-//                      cgroup v2 its memory cgroup): a fork bomb stops there
-//   cpu_cgroup         (sandboxes) a cgroup that counts the CPU time of all its processes, ended
-//                      ones too: what the judge counts of its work beside the baseline (without
-//                      it, the records of the processes it lists, which miss short-lived ones)
-//   disk_quota         (with mount_namespace) each folder it may write is a tmpfs of its own of
-//                      at most disk_bytes and kDiskFiles files, in its mount namespace only:
-//                      every write path (write, fallocate, mmap, a raw syscall) ends at ENOSPC
-//                      there, the pages count against its memory cgroup, and the folder is gone
-//                      once the process and kbench's descriptor of it are
-inline const std::vector<std::string>& lockdown_layers() {
-    static const std::vector<std::string> layers = {
-        "identity",   "pid_namespace", "mount_namespace", "network_namespace", "ipc_namespace",
-        "landlock",   "event_limits",  "seccomp",         "capabilities",      "memory_limit",
-        "pids_limit", "cpu_cgroup",    "disk_quota"};
-    return layers;
-}
+// The layers that confine a process running candidate code (a sandbox or a builder), in the
+// order they are reported: the one table of them. Each is applied where the machine provides it
+// (confinement/lockdown.cpp); one it cannot provide is reported with the reason. `kbench rules
+// --layers` prints the table, and docs/security.md's layer table is generated from it.
+struct LayerInfo {
+    std::string_view id;
+    // When it is applied: "start" (made as the process starts: its namespaces and what is
+    // mounted in them), "cgroup" (it joins a cgroup kbench made for it, before any candidate
+    // code) or "self" (it applies it to itself, before any candidate code)
+    std::string_view stage;
+    std::string_view gives;  // what it gives, for docs/security.md
+};
+const std::vector<LayerInfo>& layer_table();
+// The layers' ids, in the table's order.
+const std::vector<std::string>& lockdown_layers();
 
 // The open-file limit (soft and hard) of a confined process under event_limits.
 inline constexpr unsigned kOpenFiles = 1024;

@@ -50,4 +50,18 @@ json fault_json(const Fault& fault) {
     return json{{"ok", false}, {"fault", fault.to_json()}};
 }
 
+Tf32 tf32_field(const Fields& f, const char* name) {
+    std::string text = f.text(name);
+    std::optional<Tf32> tf32 = tf32_named(text);
+    if (!tf32) throw ProtocolError("a TF32 policy '" + text + "' (off, on or default)");
+    return *tf32;
+}
+
+DeviceKind device_field(const Fields& f, const char* name) {
+    std::string text = f.text(name);
+    if (text != "cpu" && text != "cuda")
+        throw ProtocolError("a device kind '" + text + "' (cpu or cuda)");
+    return device_kind_of(text);
+}
+
 }  // namespace kbench::protocol

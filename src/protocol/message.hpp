@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/config.hpp"
 #include "core/fields.hpp"
 #include "protocol/fault.hpp"
 
@@ -36,6 +37,11 @@ Op parse_op(std::string_view text);  // throws ProtocolError
 
 // The operation of a request message; throws ProtocolError when it has none.
 Op op_of(const json& request);
+
+// A message's TF32 policy ("off", "on" or "default"); throws ProtocolError for another.
+Tf32 tf32_field(const Fields& f, const char* name = "tf32");
+// A message's device kind ("cpu" or "cuda"); throws ProtocolError for another.
+DeviceKind device_field(const Fields& f, const char* name = "device");
 
 // A request as sent: its fields and {"op": name}.
 template <typename Request>

@@ -73,16 +73,15 @@ SandboxHello SandboxHello::from_json(const json& j) {
 }
 
 json AttachSandbox::to_json() const {
-    return json{{"device", device},
+    return json{{"device", std::string(to_string(device))},
                 {"flush_bytes", flush_bytes},
                 {"gpu_memory_fraction", gpu_memory_fraction},
-                {"tf32", tf32}};
+                {"tf32", std::string(to_string(tf32))}};
 }
 
 AttachSandbox AttachSandbox::from_json(const json& j) {
     Fields f(j, "attach request");
-    return {f.text("device"), f.count("flush_bytes"), f.real("gpu_memory_fraction"),
-            f.text("tf32")};
+    return {device_field(f), f.count("flush_bytes"), f.real("gpu_memory_fraction"), tf32_field(f)};
 }
 
 json LoadCandidate::to_json() const {

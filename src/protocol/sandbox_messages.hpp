@@ -67,10 +67,10 @@ struct SandboxHello {
 // The device, and the size of the cache flush between calls of one request.
 struct AttachSandbox {
     static constexpr Op kOp = Op::attach;
-    std::string device;  // "cpu" or "cuda"
+    DeviceKind device = DeviceKind::cpu;
     std::uint64_t flush_bytes = 0;
     double gpu_memory_fraction = 0;  // soft cap on the sandbox's GPU memory; 0: none
-    std::string tf32;                // the precision policy, applied before anything is loaded
+    Tf32 tf32 = Tf32::off;           // the precision policy, applied before anything is loaded
 
     json to_json() const;
     static AttachSandbox from_json(const json& j);

@@ -29,7 +29,7 @@ ZygoteHello ZygoteHello::from_json(const json& j) {
 
 json ForkRequest::to_json() const {
     return json{{"role", role},
-                {"device", device},
+                {"device", std::string(to_string(device))},
                 {"cwd", cwd},
                 {"env", env},
                 {"lockdown", lockdown.to_json()}};
@@ -37,7 +37,7 @@ json ForkRequest::to_json() const {
 
 ForkRequest ForkRequest::from_json(const json& j) {
     Fields f(j, "fork request");
-    ForkRequest r{f.text("role"), f.text("device"), f.text("cwd"), text_map(f.object("env"), "env"),
+    ForkRequest r{f.text("role"), device_field(f), f.text("cwd"), text_map(f.object("env"), "env"),
                   sandbox::LockdownSpec::from_json(f.object("lockdown"))};
     if (r.role != "sandbox" && r.role != "builder")
         throw ProtocolError("a fork request for a '" + r.role + "'");
@@ -93,18 +93,6 @@ BuildRequest BuildRequest::from_json(const json& j) {
     return {f.text("candidate_file"), f.text("preamble")};
 }
 
-std::string_view to_string(BuildOutcome outcome) {
-    switch (outcome) {
-        case BuildOutcome::ok:
-            return "ok";
-        case BuildOutcome::compile_error:
-            return "compile_error";
-        case BuildOutcome::import_error:
-            return "import_error";
-    }
-    return "import_error";
-}
-
 json Built::to_json() const {
     return json{{"outcome", std::string(to_string(outcome))}, {"log", log}};
 }
@@ -113,14 +101,11 @@ Built Built::from_json(const json& j) {
     Fields f(j, "build reply");
     std::string outcome = f.text("outcome");
     Built b;
-    if (outcome == "ok")
-        b.outcome = BuildOutcome::ok;
-    else if (outcome == "compile_error")
-        b.outcome = BuildOutcome::compile_error;
-    else if (outcome == "import_error")
-        b.outcome = BuildOutcome::import_error;
-    else
+    std::optional<BuildOutcome> known = parse_build_outcome(outcome);
+    // A builder reports how its build ended; only kbench's deadline makes a timeout.
+    if (!known || *known == BuildOutcome::timeout)
         throw ProtocolError("a build outcome of '" + outcome + "'");
+    b.outcome = *known;
     b.log = f.text("log");
     return b;
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/status.hpp"
 #include "protocol/lockdown_spec.hpp"
 #include "protocol/message.hpp"
 
@@ -24,9 +25,9 @@ struct ZygoteHello {
 // Fork a confined process; its control socket and output pipe ride on the request.
 struct ForkRequest {
     static constexpr Op kOp = Op::fork;
-    std::string role;    // "sandbox" or "builder"
-    std::string device;  // "cpu" or "cuda"
-    std::string cwd;     // its scratch folder
+    std::string role;  // "sandbox" or "builder"
+    DeviceKind device = DeviceKind::cpu;
+    std::string cwd;  // its scratch folder
     std::map<std::string, std::string> env;
     sandbox::LockdownSpec lockdown;
 
@@ -78,9 +79,6 @@ struct BuildRequest {
     json to_json() const;
     static BuildRequest from_json(const json& j);
 };
-
-enum class BuildOutcome { ok, compile_error, import_error };
-std::string_view to_string(BuildOutcome outcome);
 
 struct Built {
     BuildOutcome outcome = BuildOutcome::ok;

@@ -96,7 +96,8 @@ std::string format_verdict(const Verdict& v) {
             row("problem", "flagged by the audit: " + flags + " (" +
                                v.problem_health.value("detail", std::string()) + ")");
     }
-    for (const auto& f : v.integrity) row("integrity", f.severity + " " + f.rule + ": " + f.detail);
+    for (const auto& f : v.integrity)
+        row("integrity", std::string(to_string(f.severity)) + " " + f.rule + ": " + f.detail);
     std::string phases;
     for (const auto& [name, seconds] : v.phases_s)
         phases += fmt::format("{}{} {:.2f} s", phases.empty() ? "" : ", ", name, seconds);

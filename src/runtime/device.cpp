@@ -9,6 +9,8 @@
 #ifdef KBENCH_WITH_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <cuda_runtime_api.h>
+
+#include "core/settings.hpp"
 #endif
 
 namespace kbench::worker {
@@ -62,11 +64,11 @@ void cuda_check(int error, const char* what) {
 #endif
 }
 
-Device Device::open(const std::string& kind) {
+Device Device::open(DeviceKind kind) {
     Device d;
-    if (const char* share = std::getenv("KBENCH_DEVICE_SHARE"))
-        d.share_ = std::size_t(std::clamp(std::atoi(share), 1, 64));
-    if (kind == "cpu") {
+    if (std::optional<std::string> share = setting("KBENCH_DEVICE_SHARE"))
+        d.share_ = std::size_t(std::clamp(std::atoi(share->c_str()), 1, 64));
+    if (kind == DeviceKind::cpu) {
         d.cache_bytes_ = cpu_cache_bytes();
         d.memory_bytes_ =
             std::size_t(::sysconf(_SC_PHYS_PAGES)) * std::size_t(::sysconf(_SC_PAGESIZE));

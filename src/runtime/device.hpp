@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <string>
 
+#include "core/config.hpp"
 #include "core/memory_plan.hpp"
 #include "runtime/torch_common.hpp"
 
@@ -18,7 +19,7 @@ class CudaError : public std::runtime_error {
 // CUDA_VISIBLE_DEVICES), so CUDA is always ordinal 0 here.
 class Device {
   public:
-    static Device open(const std::string& kind);  // "cpu" or "cuda"
+    static Device open(DeviceKind kind);
 
     bool is_cuda() const { return cuda_; }
     at::Device torch_device() const;

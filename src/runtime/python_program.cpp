@@ -78,8 +78,8 @@ py::object construct_from_init(py::handle cls, const py::list& init_values, std:
                                            dtype_object(float_dtype));
 }
 
-void apply_precision_policy(const std::string& tf32) {
-    rules().attr("apply_precision")(tf32);
+void apply_precision_policy(Tf32 tf32) {
+    rules().attr("apply_precision")(std::string(to_string(tf32)));
 }
 
 json precision_state() {

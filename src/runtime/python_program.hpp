@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config.hpp"
 #include "runtime/torch_common.hpp"
 
 namespace kbench::worker {
@@ -47,8 +48,8 @@ py::list make_init_values(py::handle get_init_inputs, std::uint64_t seed, const 
 py::object construct_from_init(py::handle cls, const py::list& init_values, std::uint64_t seed,
                                const at::Device& device, at::ScalarType float_dtype);
 
-// The precision policy (rules.apply_precision): "off", "on" or "default" for TF32.
-void apply_precision_policy(const std::string& tf32);
+// The precision policy (rules.apply_precision).
+void apply_precision_policy(Tf32 tf32);
 
 // PyTorch's precision-relevant flags in this process, read from ATen's context (not through
 // Python attributes a candidate could replace): TF32 per backend, float32 matmul precision,

@@ -12,6 +12,7 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include "core/files.hpp"
+#include "core/settings.hpp"
 #include "protocol/framing.hpp"
 #include "protocol/judge_messages.hpp"
 #include "protocol/sandbox_messages.hpp"
@@ -78,8 +79,8 @@ class Harness {
   public:
     // device_kind "cuda": CUDA starts now, so that a sandbox started ahead of its use (the
     // reference's own, while the candidate is checked) has done it by then.
-    Harness(int fd, const std::string& device_kind) : fd_(fd) {
-        if (device_kind != "cuda") return;
+    Harness(int fd, DeviceKind device_kind) : fd_(fd) {
+        if (device_kind != DeviceKind::cuda) return;
         try {
             device_.emplace(Device::open(device_kind));
         } catch (const std::exception&) {
@@ -149,7 +150,7 @@ class Harness {
     }
 
     void attach(const protocol::AttachSandbox& a) {
-        if (!device_ || device_->is_cuda() != (a.device == "cuda"))
+        if (!device_ || device_->is_cuda() != (a.device == DeviceKind::cuda))
             device_.emplace(Device::open(a.device));
         // Kernel records start before the candidate is imported (on a CPU: samples of where
         // its threads are in model calls).
@@ -510,18 +511,18 @@ class Harness {
 
 }  // namespace
 
-int sandbox_main(int fd, const std::string& device_kind) {
+int sandbox_main(int fd, DeviceKind device_kind) {
     py::module_::import("kbench_worker.extensions")
-        .attr("install")(std::getenv("KBENCH_PREBUILT") ? std::getenv("KBENCH_PREBUILT") : "");
+        .attr("install")(setting_or("KBENCH_PREBUILT", ""));
     Harness harness(fd, device_kind);
     return harness.serve();
 }
 
 int builder_main(int fd) {
     // The kind of device the build is for (the builder itself never sees a GPU).
-    const char* device = std::getenv("KBENCH_BUILD_DEVICE");
+    std::string device = setting_or("KBENCH_BUILD_DEVICE", "");
     py::module_ extensions = py::module_::import("kbench_worker.extensions");
-    extensions.attr("install")("", device ? device : "");
+    extensions.attr("install")("", device);
     sandbox::send_message(fd, protocol::BuilderHello{::getpid()}.to_json());
     auto message = sandbox::recv_message(fd);
     if (!message) return 0;
@@ -529,11 +530,11 @@ int builder_main(int fd) {
     try {
         auto request = protocol::BuildRequest::from_json(message->body);
         import_candidate(request.candidate_file, request.preamble);
-        reply.outcome = protocol::BuildOutcome::ok;
+        reply.outcome = BuildOutcome::ok;
     } catch (const py::error_already_set& e) {
         if (e.matches(extensions.attr("CudaOnCpu"))) {
             // Its message is the whole story: no traceback.
-            reply.outcome = protocol::BuildOutcome::compile_error;
+            reply.outcome = BuildOutcome::compile_error;
             reply.log = py::str(e.value()).cast<std::string>();
             sandbox::send_message(fd, protocol::reply_json(reply));
             return 0;
@@ -541,10 +542,9 @@ int builder_main(int fd) {
         reply.log = describe_python_error(e);
         bool compile = e.matches(PyExc_SyntaxError) ||
                        reply.log.find("Error building extension") != std::string::npos;
-        reply.outcome =
-            compile ? protocol::BuildOutcome::compile_error : protocol::BuildOutcome::import_error;
+        reply.outcome = compile ? BuildOutcome::compile_error : BuildOutcome::import_error;
     } catch (const std::exception& e) {
-        reply.outcome = protocol::BuildOutcome::import_error;
+        reply.outcome = BuildOutcome::import_error;
         reply.log = e.what();
     }
     sandbox::send_message(fd, protocol::reply_json(reply));

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/settings.hpp"
 #include "timing/median_ci_criterion.hpp"
 #include "timing/speedup.hpp"
 #include "timing/statistics.hpp"
@@ -72,7 +73,7 @@ class Requests {
     RemoteCalls& calls_;
     RequestOverhead overhead_;
     bool events_only_;
-    bool debug_ = std::getenv("KBENCH_DEBUG_CLOCK") != nullptr;
+    bool debug_ = setting("KBENCH_DEBUG_CLOCK").has_value();
     std::vector<CallSample> samples_;
     std::vector<RequestCheck> checks_;
 };

@@ -51,8 +51,8 @@ void install_crash_trace() {
 int main(const std::string& role, int fd, const std::string& device) {
     install_crash_trace();
     try {
-        if (role == "judge") return judge_main(fd, device);
-        if (role == "zygote") return zygote_main(fd, device);
+        if (role == "judge") return judge_main(fd, device_kind_of(device));
+        if (role == "zygote") return zygote_main(fd, device_kind_of(device));
         throw std::runtime_error("unknown worker role " + role);
     } catch (const py::error_already_set& e) {
         sandbox::send_message(fd, {{"role", role}, {"error", describe_python_error(e)}});

@@ -114,7 +114,7 @@ const std::vector<std::string> kCudaSuspects = {
 
 class Zygote {
   public:
-    Zygote(int fd, std::string device_kind) : fd_(fd), device_kind_(std::move(device_kind)) {}
+    Zygote(int fd, DeviceKind device_kind) : fd_(fd), device_kind_(device_kind) {}
 
     int serve() {
         py::module_ torch = py::module_::import("torch");
@@ -233,7 +233,7 @@ class Zygote {
     // On a GPU: the layers CUDA cannot start under here, found once, with a CUDA context made in
     // a confined child under fewer and fewer layers.
     void find_cuda_unusable_layers(const sandbox::LockdownSpec& spec) {
-        if (cuda_checked_ || device_kind_ != "cuda") return;
+        if (cuda_checked_ || device_kind_ != DeviceKind::cuda) return;
         cuda_checked_ = true;
         std::string error = cuda_starts_under(spec);
         if (error.empty()) return;
@@ -273,7 +273,7 @@ class Zygote {
     protocol::Forked fork(const protocol::ForkRequest& request, std::vector<int>& fds) {
         if (fds.size() != 2) throw ProtocolError("fork needs a control socket and an output pipe");
         sandbox::LockdownSpec spec = request.lockdown;
-        if (request.role == "sandbox" && request.device == "cuda") {
+        if (request.role == "sandbox" && request.device == DeviceKind::cuda) {
             find_cuda_unusable_layers(spec);
             spec.proc_writes = cuda_proc_writes_;
         }
@@ -400,7 +400,7 @@ class Zygote {
     }
 
     int fd_;
-    std::string device_kind_;
+    DeviceKind device_kind_;
     std::map<pid_t, Child> children_;
     sandbox::MemoryCgroups cgroups_;
     sandbox::PidsCgroups pids_cgroups_;
@@ -413,7 +413,7 @@ class Zygote {
 
 }  // namespace
 
-int zygote_main(int fd, const std::string& device_kind) {
+int zygote_main(int fd, DeviceKind device_kind) {
     sandbox::make_undumpable();
     watch_signals();
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -66,6 +68,30 @@ TEST_F(Trust, EachLayerForcedOffIsSaidOnceAndRecordedInTheVerdict) {
         auto at = r.err.find(said);
         EXPECT_NE(at, std::string::npos) << layer << ": " << r.err;
         EXPECT_EQ(r.err.find(said, at + 1), std::string::npos) << "said more than once";
+    }
+}
+
+// KBENCH_TEST_REQUIRE_LAYERS (CI sets it: .ci/run): the layers this kind of machine is known to
+// provide, comma-separated, or "all". A missing one fails here rather than letting the tests that
+// need it skip.
+TEST_F(Trust, EveryLayerTheMachineIsKnownToProvideIsApplied) {
+    const char* list = std::getenv("KBENCH_TEST_REQUIRE_LAYERS");
+    if (!list || !*list) GTEST_SKIP() << "KBENCH_TEST_REQUIRE_LAYERS names no layer to require";
+    std::vector<std::string> required;
+    std::stringstream names(list);
+    for (std::string name; std::getline(names, name, ',');)
+        if (!name.empty()) required.push_back(name);
+    if (required == std::vector<std::string>{"all"}) required = kbench::sandbox::lockdown_layers();
+    auto r = run_command(check("", KBENCH_TEST_CACHE));
+    json v = first_verdict(r.out);
+    ASSERT_TRUE(v.is_object()) << r.err;
+    const json& sandbox = v["config"]["sandbox"];
+    for (const std::string& layer : required) {
+        const auto& layers = kbench::sandbox::lockdown_layers();
+        ASSERT_NE(std::find(layers.begin(), layers.end(), layer), layers.end())
+            << "KBENCH_TEST_REQUIRE_LAYERS names " << layer << ", which is no layer";
+        EXPECT_FALSE(sandbox["missing"].contains(layer))
+            << layer << " is required but missing: " << sandbox["missing"][layer].dump();
     }
 }
 

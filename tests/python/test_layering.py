@@ -17,7 +17,7 @@ PAGE = """# Architecture
 
 
 def tree(tmp_path, files, page=PAGE):
-    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs").mkdir(parents=True)
     (tmp_path / "docs" / "architecture.md").write_text(page)
     for name, text in files.items():
         path = tmp_path / "src" / name
@@ -63,3 +63,27 @@ def test_a_unit_test_sits_where_its_source_does(tmp_path):
                          text=True)
     assert run.returncode == 1
     assert "tests/unit/core/b_test.cpp tests no file of src/" in run.stdout
+
+
+def test_a_status_is_written_only_by_the_decision_module(tmp_path):
+    files = {"core/decision.cpp": "void decide(Verdict& v) { v.status = Status::correct; }\n",
+             "judge/b.cpp": "bool f(const Verdict& v) { return v.status == Status::correct; }\n"}
+    assert tree(tmp_path / "one", files).returncode == 0
+    files["judge/c.cpp"] = "void g(Verdict& v) {\n    v.status =\n        Status::rejected;\n}\n"
+    run = tree(tmp_path / "two", files)
+    assert run.returncode == 1
+    assert "src/judge/c.cpp:2: a status is assigned outside src/core/decision.cpp" in run.stdout
+
+
+def test_kbench_variables_are_read_through_the_settings_table(tmp_path):
+    table = '{"KBENCH_CACHE", K::user, "", "", "the cache"},\n'
+    files = {"core/settings.cpp": table + 'std::getenv(std::string(name).c_str());\n',
+             "judge/b.cpp": 'auto dir = setting("KBENCH_CACHE");\n',
+             "judge/c.py": 'os.environ.get("KBENCH_CACHE")\n'}
+    assert tree(tmp_path / "one", files).returncode == 0
+    files["judge/d.cpp"] = 'const char* x = std::getenv("KBENCH_CACHE");\n'
+    files["judge/e.py"] = 'os.environ.get("KBENCH_SECRET")\n'
+    run = tree(tmp_path / "two", files)
+    assert run.returncode == 1
+    assert "src/judge/d.cpp:1: KBENCH_CACHE read with getenv" in run.stdout
+    assert "src/judge/e.py: KBENCH_SECRET is not in the settings table" in run.stdout

@@ -1433,7 +1433,9 @@ def test_finding_fields():
 
 
 def test_rules_cover_every_id():
-    assert set(sr.RULES) == {
+    # The static rules of kbench's table: the analyzer's own, and the two kbench reports about
+    # the analyzer's run (unanalyzable, oversized).
+    assert set(sr.RULES) - {"unanalyzable", "oversized"} == {
         "unparsable", "no_model_new", "no_backend", "no_kernel_call", "torch_compute", "try_fallback",
         "try_except", "pass_inheritance", "monkeypatch", "stream", "concurrency", "subprocess",
         "network", "file_access", "native_access", "introspection", "dynamic_code",

@@ -96,9 +96,10 @@ const BuildSupportState& BuildSupport::get() {
 BuildSupportState BuildSupport::make_or_check() {
     BuildSupportState s;
     const BuildSupportOptions& o = options_;
-    std::string id = sha256_hex("kbench build support 2\n" + o.toolchain + "\n" + o.device_kind +
-                                "\n" + o.architectures + "\n" + o.recipe)
-                         .substr(0, 20);
+    std::string id =
+        sha256_hex("kbench build support 2\n" + o.toolchain + "\n" +
+                   std::string(to_string(o.device_kind)) + "\n" + o.architectures + "\n" + o.recipe)
+            .substr(0, 20);
     fs::create_directories(o.root);
     fs::path dir = o.root / id;
     build::BuildCache::Lock lock(o.root / (id + ".lock"));
@@ -114,7 +115,8 @@ BuildSupportState BuildSupport::make_or_check() {
         fs::remove_all(dir, ignored);  // an earlier attempt's remains
         std::vector<std::string> argv = {"env", "CUDA_VISIBLE_DEVICES="};
         if (!o.architectures.empty()) argv.push_back("TORCH_CUDA_ARCH_LIST=" + o.architectures);
-        argv.insert(argv.end(), {o.python, o.script.string(), making.string(), o.device_kind});
+        argv.insert(argv.end(), {o.python, o.script.string(), making.string(),
+                                 std::string(to_string(o.device_kind))});
         auto out = sandbox::run_to_completion(argv, o.limit_s);
         if (!(out.status.exited && out.status.code == 0)) {
             fs::remove_all(making, ignored);

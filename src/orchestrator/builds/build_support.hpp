@@ -20,9 +20,9 @@ namespace kbench::orchestrator {
 // uses it.
 struct BuildSupportOptions {
     std::string python;
-    fs::path script;            // kbench_worker/build_support.py
-    fs::path root;              // where supports are kept (the build cache's "support" folder)
-    std::string device_kind;    // "cpu" or "cuda"
+    fs::path script;  // kbench_worker/build_support.py
+    fs::path root;    // where supports are kept (the build cache's "support" folder)
+    DeviceKind device_kind = DeviceKind::cpu;
     std::string architectures;  // TORCH_CUDA_ARCH_LIST, for "cuda"
     std::string toolchain;      // what identifies the toolchain (the builders' fingerprint)
     std::string recipe;         // what identifies the code that makes it and uses it

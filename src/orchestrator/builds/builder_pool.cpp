@@ -24,7 +24,7 @@ BuilderPool::BuilderPool(BuilderOptions options)
       review_(options_.env.python, options_.env.worker_package_dir / "analyzer") {
     fs::create_directories(options_.scratch_dir);
     WorkerEnvironment env = options_.env;
-    env.device_kind = "cpu";
+    env.device_kind = DeviceKind::cpu;
     // Builds give way to timing: a compiler that takes a core from the judge or a sandbox makes
     // their requests wait, and the judge's clock counts the sandbox's waiting (and a sandbox
     // whose launching thread waits for a core after its start event is timed idle GPU). At nice
@@ -86,13 +86,13 @@ void BuilderPool::set_cuda_architectures(const std::vector<std::string>& capabil
     architectures_ = list;
 }
 
-int default_builders(const std::string& device_kind, unsigned cores) {
+int default_builders(DeviceKind device_kind, unsigned cores) {
     cores = std::max(1u, cores);
     // On GPUs a build compiles its two translation units side by side, so builds for half the
     // cores keep every core busy. On the H200 (16 cores) 8 builds at once took 11.5-13.9 s
     // each, 16 at once 18-27 s: 12% more builds a second for twice the wait, in waves that
     // left the device idle 9.6 s of a 102.6 s batch while the next wave compiled.
-    if (device_kind != "cpu") return int(std::max(1u, cores / 2));
+    if (device_kind != DeviceKind::cpu) return int(std::max(1u, cores / 2));
     return int(cores);
 }
 
@@ -104,7 +104,7 @@ int BuilderPool::width() const {
 std::string BuilderPool::key(const CandidateSpec& candidate) const {
     // A build for the CPU refuses CUDA code (kbench_worker/extensions.py), one for a GPU
     // compiles it: their records differ, so their keys do.
-    std::string target = options_.env.device_kind == "cpu" ? "\nfor the cpu" : "";
+    std::string target = options_.env.device_kind == DeviceKind::cpu ? "\nfor the cpu" : "";
     // A build that may use the build support depends on it: its manifest names the compilers,
     // the flags and the hash of every file in it.
     if (BuildSupport::builds_extensions(candidate.code)) {
@@ -130,7 +130,7 @@ const BuildSupportState& BuilderPool::support() const {
             o.script = options_.env.worker_package_dir / "kbench_worker" / "build_support.py";
             o.root = options_.support_dir.empty() ? options_.cache_dir / "support"
                                                   : options_.support_dir;
-            o.device_kind = options_.env.device_kind == "cpu" ? "cpu" : "cuda";
+            o.device_kind = options_.env.device_kind;
             {
                 std::lock_guard<std::mutex> g(mutex_);
                 o.architectures = architectures_;
@@ -329,8 +329,8 @@ build::BuildRecord BuilderPool::build(const CandidateSpec& candidate, double& sp
         seconds_[k] = record.seconds;
     }
     spent_s = record.seconds;
-    detail("  built " + candidate.path.filename().string() + ": " + record.status + " in " +
-           seconds_text(record.seconds));
+    detail("  built " + candidate.path.filename().string() + ": " +
+           std::string(to_string(record.outcome)) + " in " + seconds_text(record.seconds));
     return record;
 }
 
@@ -348,7 +348,7 @@ build::BuildRecord BuilderPool::run_builder(const CandidateSpec& candidate, cons
         {"TMPDIR", scratch.string()},
         {"USER", "kbench-sandbox"},
         {"CUDA_VISIBLE_DEVICES", ""},  // builds see no GPU
-        {"KBENCH_BUILD_DEVICE", options_.env.device_kind}};
+        {"KBENCH_BUILD_DEVICE", std::string(to_string(options_.env.device_kind))}};
     {
         std::lock_guard<std::mutex> guard(mutex_);
         if (!architectures_.empty()) env["TORCH_CUDA_ARCH_LIST"] = architectures_;
@@ -365,7 +365,7 @@ build::BuildRecord BuilderPool::run_builder(const CandidateSpec& candidate, cons
     options_.policy.hand_over(scratch, options_.scratch_dir);
 
     double limit = options_.limit_s;
-    SandboxProcess process(*zygote_, {"builder", "cpu", scratch, env,
+    SandboxProcess process(*zygote_, {"builder", DeviceKind::cpu, scratch, env,
                                       options_.policy.lockdown(scratch, readable_support(env))});
     // Its folder (a tmpfs of its own under the disk quota) is filled once it has started; it
     // reads nothing there before it is asked to build.
@@ -392,11 +392,14 @@ build::BuildRecord BuilderPool::run_builder(const CandidateSpec& candidate, cons
         process.kill();
         std::error_code ignored;
         fs::remove_all(scratch, ignored);
-        return {"timeout", "kbench stopped before the build was done", seconds_since(start), {}};
+        return {BuildOutcome::timeout,
+                "kbench stopped before the build was done",
+                seconds_since(start),
+                {}};
     }
     if (reply.event == Channel::Event::timed_out) {
         process.kill();
-        record = {"timeout",
+        record = {BuildOutcome::timeout,
                   "the build did not finish within " + std::to_string(int(limit)) + " s\n" +
                       capped(process.output(), 16000),
                   seconds_since(start),
@@ -404,7 +407,7 @@ build::BuildRecord BuilderPool::run_builder(const CandidateSpec& candidate, cons
     } else if (reply.event == Channel::Event::closed) {
         auto end = process.kill();
         record = {
-            "import_error",
+            BuildOutcome::import_error,
             "the builder died (" + end.status.describe() + ")\n" + capped(process.output(), 16000),
             seconds_since(start),
             {}};
@@ -413,24 +416,24 @@ build::BuildRecord BuilderPool::run_builder(const CandidateSpec& candidate, cons
         try {
             auto built_reply = protocol::read_reply<protocol::Built>(reply.body, "build reply");
             if (!built_reply.ok()) throw ProtocolError(built_reply.fault->message);
-            record.status = std::string(protocol::to_string(built_reply.value->outcome));
+            record.outcome = built_reply.value->outcome;
             record.log = built_reply.value->log.empty() ? process.output() : built_reply.value->log;
         } catch (const ProtocolError& e) {
             // A builder runs the candidate's code: a reply that breaks the protocol is its doing.
-            record.status = "import_error";
+            record.outcome = BuildOutcome::import_error;
             record.log = std::string("the builder's reply broke kbench's protocol: ") + e.what() +
                          "\n" + process.output();
         }
         record.log = capped(record.log, 64000);
         record.seconds = seconds_since(start);
     }
-    if (record.status != "ok")
+    if (record.outcome != BuildOutcome::ok)
         if (std::string full = process.full_folder(); !full.empty())
             record.log = "error: the build failed and " + full + "\n" + record.log;
     // Timeouts are not kept: a loaded machine may build it next time. Everything the builder
     // made goes into the cache by kbench's hand, with its hashes.
-    if (record.status != "timeout")
-        cache_.store(k, record, record.status == "ok" ? built : fs::path());
+    if (record.outcome != BuildOutcome::timeout)
+        cache_.store(k, record, record.outcome == BuildOutcome::ok ? built : fs::path());
     std::error_code ignored;
     fs::remove_all(scratch, ignored);
     return record;

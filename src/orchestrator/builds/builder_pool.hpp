@@ -32,7 +32,7 @@ struct CandidateSpec {
 // Concurrent builds by default for a device kind ("cpu", "cuda") on a machine of this many
 // cores: one a core on CPUs; on GPUs one for every two, each build compiling its host and device
 // code side by side.
-int default_builders(const std::string& device_kind, unsigned cores);
+int default_builders(DeviceKind device_kind, unsigned cores);
 
 struct BuilderOptions {
     WorkerEnvironment env;  // the Python and worker module; builders never see a GPU

@@ -106,13 +106,13 @@ std::vector<std::vector<int>> split_cores(const std::vector<int>& cores, int sha
 
 DeviceChoice parse_device(const std::string& text) {
     if (text == "auto") return count_gpus() > 0 ? parse_device("cuda") : parse_device("cpu");
-    if (text == "cpu") return {"cpu", 0, "cpu"};
-    if (text == "cuda") return {"cuda", 0, "cuda:0"};
+    if (text == "cpu") return {DeviceKind::cpu, 0, "cpu"};
+    if (text == "cuda") return {DeviceKind::cuda, 0, "cuda:0"};
     if (text.rfind("cuda:", 0) == 0) {
         try {
             std::size_t used = 0;
             int ordinal = std::stoi(text.substr(5), &used);
-            if (used == text.size() - 5 && ordinal >= 0) return {"cuda", ordinal, text};
+            if (used == text.size() - 5 && ordinal >= 0) return {DeviceKind::cuda, ordinal, text};
         } catch (const std::exception&) {
         }
     }

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config.hpp"
 #include "core/files.hpp"
 
 namespace kbench::orchestrator {
@@ -21,7 +22,7 @@ std::string physical_gpu(int ordinal);
 
 // "cpu", "cuda" or "cuda:N"; "auto" becomes cuda when a GPU is present, else cpu.
 struct DeviceChoice {
-    std::string kind;  // "cpu" or "cuda"
+    DeviceKind kind = DeviceKind::cpu;
     int ordinal = 0;
     std::string label;  // as the user would write it
 };

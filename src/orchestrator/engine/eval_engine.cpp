@@ -50,7 +50,7 @@ std::string item_key(const dataset::Problem& problem, const dataset::Candidate& 
 }
 
 EvalEngine::EvalEngine(EngineOptions options) : options_(std::move(options)) {
-    const bool cpu = options_.env.device_kind == "cpu";
+    const bool cpu = options_.env.device_kind == DeviceKind::cpu;
     devices_ = cpu ? std::vector<std::string>{"cpu"} : options_.gpus;
     std::vector<std::vector<int>> cores;  // each CPU judge's share, when there are several
     if (cpu && options_.cpu_judges > 1) {
@@ -164,7 +164,7 @@ void EvalEngine::devices_started() {
     }
     if (working == 0)
         throw InfraError("no device could start a judge: " + failures_.front(),
-                         options_.env.device_kind == "cpu"
+                         options_.env.device_kind == DeviceKind::cpu
                              ? "check that this Python imports torch (the worker logs under the "
                                "run's folder say more)"
                              : "check the GPUs with nvidia-smi and that this Python's PyTorch "
@@ -213,7 +213,7 @@ class FirstFailure {
 void EvalEngine::run(const std::vector<EvalItem>& items, const VerdictSink& sink,
                      const StartHook& on_start) {
     if (items.empty() || InterruptGuard::interrupted()) return;
-    const bool cpu = options_.env.device_kind == "cpu";
+    const bool cpu = options_.env.device_kind == DeviceKind::cpu;
     // On a CPU every build ends before any timing starts; the first problem's candidates are
     // built and evaluated first, so that the first verdict comes after one build (the suite's
     // first one: 23 s from start on 2 cores) rather than after all of them (72 s of builds for
@@ -341,9 +341,8 @@ bool EvalEngine::evaluate(std::size_t d, const EvalItem& item, const CandidateSp
         std::string what = "the candidate's processes sent " +
                            sandbox::describe_signal(hostile.front().signal) +
                            " to kbench itself (pid " + std::to_string(hostile.front().sender) + ")";
-        verdict.integrity.push_back({"signalled_kbench", "reject", what});
-        verdict.status = Status::rejected;
-        verdict.reason = what;
+        verdict.integrity.push_back({"signalled_kbench", Severity::reject, what});
+        decide(verdict, Decision::rejected("signalled_kbench", what));
     }
     std::lock_guard<std::mutex> guard(sink_mutex);
     sink(item, verdict, devices_[d]);
@@ -403,7 +402,7 @@ std::optional<EvalItem> ItemFeed::next() {
 }
 
 void EvalEngine::run(ItemFeed& feed, const VerdictSink& sink, const StartHook& on_start) {
-    const bool cpu = options_.env.device_kind == "cpu";
+    const bool cpu = options_.env.device_kind == DeviceKind::cpu;
     std::mutex sink_mutex;
     std::mutex builds_mutex;
     std::vector<std::thread> builds;  // on GPUs, one a candidate as it comes

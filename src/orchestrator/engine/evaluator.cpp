@@ -100,7 +100,8 @@ void Evaluator::start_workers() {
     zygote_->hello(kStartSeconds);
     integrity::GpuTable table;
     if (options_.gpu_peaks) table.add_file(*options_.gpu_peaks);
-    gpu_entry_ = options_.env.device_kind == "cpu" ? json(nullptr) : table.lookup(device_name());
+    gpu_entry_ =
+        options_.env.device_kind == DeviceKind::cpu ? json(nullptr) : table.lookup(device_name());
 }
 
 WorkerProcess& Evaluator::running(std::unique_ptr<WorkerProcess>& worker, const std::string& role) {
@@ -172,7 +173,7 @@ Verdict Evaluator::evaluate(const ProblemSpec& problem, const CandidateSpec& can
             // A worker died the first time: the verdict says so, never as if nothing happened.
             if (!failure.empty())
                 v.integrity.push_back(
-                    {"worker_died", "warn",
+                    {"worker_died", Severity::warn,
                      "kbench's own workers failed while this candidate was evaluated (" +
                          capped(error_line(failure), 400) +
                          "); it was evaluated again with fresh workers"});
@@ -180,15 +181,13 @@ Verdict Evaluator::evaluate(const ProblemSpec& problem, const CandidateSpec& can
         } catch (const ProblemTooLarge& e) {
             if (!options_.reference_failures_are_verdicts) throw;
             Verdict v = blank_verdict(problem, candidate);
-            v.status = Status::load_error;
-            v.reason = std::string(e.what()) + "; " + e.hint();
+            decide(v, Decision::of_problem(std::string(e.what()) + "; " + e.hint()));
             v.memory = {{"plan", e.plan().to_json()}};
             return v;
         } catch (const ReferenceError& e) {
             if (!options_.reference_failures_are_verdicts) throw;
             Verdict v = blank_verdict(problem, candidate);
-            v.status = Status::load_error;
-            v.reason = reference_failure_reason(problem.code, e.what());
+            decide(v, Decision::of_reference(reference_failure_reason(problem.code, e.what())));
             v.log = capped(e.what(), 16000);
             return v;
         } catch (const UsageError&) {
@@ -212,18 +211,19 @@ Verdict Evaluator::evaluate(const ProblemSpec& problem, const CandidateSpec& can
         } catch (const std::exception& e) {
             // kbench's own fault with this candidate: its verdict, and the run goes on.
             Verdict v = blank_verdict(problem, candidate);
-            v.status = Status::infra_error;
-            v.reason = std::string("kbench failed while evaluating this candidate: ") + e.what();
+            decide(v,
+                   Decision::of_kbench(
+                       std::string("kbench failed while evaluating this candidate: ") + e.what()));
             return v;
         }
     }
     // Twice with this candidate, and fresh workers have started since: say so, since a
     // candidate that signals or kills other processes looks exactly like this.
     Verdict v = blank_verdict(problem, candidate);
-    v.status = Status::infra_error;
-    v.reason = capped(failure, 2000) +
-               " (twice while this candidate was evaluated, with fresh workers each time; the "
-               "workers restarted cleanly afterwards, so the candidate itself may cause it)";
+    decide(v, Decision::of_kbench(
+                  capped(failure, 2000) +
+                  " (twice while this candidate was evaluated, with fresh workers each time; the "
+                  "workers restarted cleanly afterwards, so the candidate itself may cause it)"));
     return v;
 }
 
@@ -369,17 +369,18 @@ Verdict Evaluator::evaluate_once(const ProblemSpec& problem, const CandidateSpec
     std::vector<Finding> findings = report.findings(integrity::RulePolicy::of(options_.config));
     v.integrity.insert(v.integrity.end(), findings.begin(), findings.end());
     if (const Finding* rejection = integrity::first_rejection(findings)) {
-        v.status = Status::rejected;
-        v.reason = integrity::rejection_reason(findings) + ": " + rejection->detail;
+        decide(v, Decision::rejected(rejection->rule, integrity::rejection_reason(findings) + ": " +
+                                                          rejection->detail));
         return v;
     }
     double build_s = 0;
     build::BuildRecord record = builds_.build(candidate, build_s);
     v.phases_s["build"] = build_s;
-    if (record.status == "compile_error" || record.status == "timeout") {
-        v.status = record.status == "timeout" ? Status::timeout : Status::compile_error;
-        v.reason = record.status == "timeout" ? last_line(record.log)
-                                              : "compile error: " + first_error_line(record.log);
+    if (record.outcome == BuildOutcome::compile_error || record.outcome == BuildOutcome::timeout) {
+        decide(v, record.outcome == BuildOutcome::timeout
+                      ? Decision::failed(Status::timeout, last_line(record.log))
+                      : Decision::failed(Status::compile_error,
+                                         "compile error: " + first_error_line(record.log)));
         v.log = capped(record.log, 16000);
         return v;
     }
@@ -443,7 +444,7 @@ void Evaluator::stage_upcoming(const Upcoming& upcoming) {
                 builds_.review(*next).findings(integrity::RulePolicy::of(options_.config))))
             return;
         double ignored = 0;
-        if (builds_.build(*next, ignored).status != "ok") return;
+        if (builds_.build(*next, ignored).outcome != BuildOutcome::ok) return;
         spare_ = stage(*next);
         spare_->early = true;
     } catch (const std::exception& e) {
@@ -556,7 +557,7 @@ void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& cand
             // Maybe the candidate's doing (processes that continue one another, a session of
             // their own): named in the verdict.
             v.integrity.push_back(
-                {"timing_core_left", "warn", "not timed on the timing core: " + why});
+                {"timing_core_left", Severity::warn, "not timed on the timing core: " + why});
             say_once("the candidate and the baseline are timed without a core of their own: " +
                          why + " (verdicts lack config.timing_core)",
                      options_.log);
@@ -580,7 +581,7 @@ void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& cand
             for (const auto& t : off) names += (names.empty() ? "" : ", ") + t;
             v.config.erase("timing_core");
             v.integrity.push_back(
-                {"timing_core_left", "warn",
+                {"timing_core_left", Severity::warn,
                  "threads off the timing core (or not under SCHED_IDLE) after the timing: " +
                      names});
         };

@@ -42,8 +42,8 @@ std::optional<Decision> signalled(const ConfinedExit& e, PhaseContext& c) {
     if (e.signals.empty()) return std::nullopt;
     std::string what =
         "the candidate's processes sent signals to kbench's zygote: " + joined(e.signals);
-    c.verdict.integrity.push_back({"signalled_kbench", "reject", what});
-    return Decision{Status::rejected, what};
+    c.verdict.integrity.push_back({"signalled_kbench", Severity::reject, what});
+    return Decision::rejected("signalled_kbench", what);
 }
 
 std::string fine_seconds(double seconds) {
@@ -91,32 +91,35 @@ Decision decide_fault(const protocol::Fault& fault, const std::string& phase_nam
         default:
             break;
     }
-    Decision d{protocol::status_of(fault.kind), ""};
+    std::string reason;
     switch (fault.kind) {
         case FaultKind::candidate_overran:
             c.sandbox.kill();
-            d.reason = fault.message;  // it names the phase and the limit
+            reason = fault.message;  // it names the phase and the limit
             break;
         case FaultKind::sandbox_ended: {
             ConfinedExit e = c.sandbox.finish();  // it is dead or dying: it reports how
-            d.reason = "the sandbox died during " + phase + ": " +
-                       (e.known ? e.status.describe() : std::string("how, is not known"));
-            if (auto attack = signalled(e, c)) d = *attack;
+            if (auto attack = signalled(e, c)) {
+                c.verdict.log = capped(fault.message + "\n" + c.sandbox.output(), 16000);
+                return *attack;
+            }
+            reason = "the sandbox died during " + phase + ": " +
+                     (e.known ? e.status.describe() : std::string("how, is not known"));
             break;
         }
         case FaultKind::protocol_violation:
-        case FaultKind::integrity: {
-            std::string rule = fault.rule.empty() ? "protocol_violation" : fault.rule;
-            c.verdict.integrity.push_back({rule, "reject", fault.message});
-            d.reason = phase + ": " + fault.message;
+        case FaultKind::integrity:
+            c.verdict.integrity.push_back({fault.rule.empty() ? "protocol_violation" : fault.rule,
+                                           Severity::reject, fault.message});
+            reason = phase + ": " + fault.message;
             c.sandbox.kill();
             break;
-        }
         default:
-            d.reason = phase + ": " + capped(error_line(fault.message), 600);
+            reason = phase + ": " + capped(error_line(fault.message), 600);
             end_candidate(c);
             break;
     }
+    Decision d = protocol::decision_of(fault, std::move(reason));
     c.verdict.log = capped(fault.message + "\n" + c.sandbox.output(), 16000);
     return d;
 }
@@ -176,7 +179,8 @@ static PhaseOutcome kernel_rules(PhaseContext& c, const json& report, bool decid
                                                 "kernel_records_dropped"};
     std::erase_if(v.integrity, [](const Finding& f) { return rules.count(f.rule) > 0; });
     if (decide && !c.knockout.asked && c.kernels.decoy_suspect() &&
-        c.config.device.rfind("cpu", 0) != 0 && c.rules.severity("decoy_kernel") == "reject")
+        c.config.device_kind() != DeviceKind::cpu &&
+        c.rules.severity("decoy_kernel") == Severity::reject)
         if (auto fault = ask_knockout(c)) return fault;
     if (c.knockout.asked && v.kernel_activity.is_object())
         v.kernel_activity["knockout"] = c.knockout.to_json();
@@ -190,7 +194,8 @@ static PhaseOutcome kernel_rules(PhaseContext& c, const json& report, bool decid
     if (!rejection) return std::nullopt;
     end_candidate(c);
     v.log = capped(c.sandbox.output(), 16000);
-    return Decision{Status::rejected, "runtime rule " + rejection->rule + ": " + rejection->detail};
+    return Decision::rejected(rejection->rule,
+                              "runtime rule " + rejection->rule + ": " + rejection->detail);
 }
 
 // Findings of the runtime rules that do not stop a request, into the verdict: a rule the run
@@ -198,11 +203,12 @@ static PhaseOutcome kernel_rules(PhaseContext& c, const json& report, bool decid
 // otherwise: it decided them under the run's mode).
 static PhaseOutcome runtime_findings(PhaseContext& c, std::vector<Finding> found) {
     for (Finding& f : found)
-        if (c.rules.deny.count(f.rule)) f.severity = "reject";
+        if (c.rules.deny.count(f.rule)) f.severity = Severity::reject;
     c.verdict.integrity.insert(c.verdict.integrity.end(), found.begin(), found.end());
     const Finding* rejection = integrity::first_rejection(found);
     if (!rejection) return std::nullopt;
-    Decision d{Status::rejected, "runtime rule " + rejection->rule + ": " + rejection->detail};
+    Decision d = Decision::rejected(rejection->rule,
+                                    "runtime rule " + rejection->rule + ": " + rejection->detail);
     end_candidate(c);
     return d;
 }
@@ -212,15 +218,15 @@ static PhaseOutcome floor_rule(PhaseContext& c, const json& work) {
     Verdict& v = c.verdict;
     integrity::Floor f =
         integrity::compute_floor(work, c.gpu_entry, c.config.precision, c.constant_output);
-    if (!f.known && c.config.device.rfind("cpu", 0) == 0)
+    if (!f.known && c.config.device_kind() == DeviceKind::cpu)
         f.why = "on a CPU: the floor is a GPU's (peak rates per GPU)";
     v.floor = f.to_json();
-    if (!f.known || !v.timing) return Decision{Status::correct, ""};
+    if (!f.known || !v.timing) return Decision::correct();
     double mine = v.timing->headline_us();
     if (mine > 0) v.floor["speed_of_light"] = f.floor_us / mine;
     detail(c, fmt::format("  floor {:.2f} us ({}-bound on {}): {:.1f}% of the speed of light",
                           f.floor_us, f.bound, f.gpu, 100 * f.floor_us / std::max(mine, 1e-9)));
-    if (mine >= f.reject_below_us) return Decision{Status::correct, ""};
+    if (mine >= f.reject_below_us) return Decision::correct();
     Finding below{
         "below_floor", c.rules.severity("below_floor"),
         fmt::format("the {} time {:.3f} us is below {:.0f}% of the time the problem's "
@@ -229,9 +235,9 @@ static PhaseOutcome floor_rule(PhaseContext& c, const json& work) {
                     v.timing->statistic, mine, 100 * integrity::kFloorMargin, f.bandwidth_gbps,
                     f.must_move_bytes, f.must_move_bytes / (f.bandwidth_gbps * 1e3), f.gpu)};
     v.integrity.push_back(below);
-    if (below.severity == "reject")
-        return Decision{Status::rejected, "runtime rule below_floor: " + below.detail};
-    return Decision{Status::correct, ""};
+    if (below.severity == Severity::reject)
+        return Decision::rejected("below_floor", "runtime rule below_floor: " + below.detail);
+    return Decision::correct();
 }
 
 PhaseOutcome attach_phase(PhaseContext& c, int socket, std::int64_t sandbox_pid) {
@@ -277,7 +283,7 @@ PhaseOutcome correctness_phase(PhaseContext& c) {
     if (passed) return std::nullopt;
     end_candidate(c);
     c.verdict.log = capped(c.sandbox.output(), 16000);
-    return Decision{Status::incorrect, r.failure};
+    return Decision::incorrect(r.failure);
 }
 
 // The reference's own sandbox beside the candidate's, for rounds. Whatever fails there is
@@ -327,7 +333,7 @@ PhaseOutcome timing_phase(PhaseContext& c) {
     if (!r.failure.empty()) {
         end_candidate(c);
         c.verdict.log = capped(c.sandbox.output(), 16000);
-        return Decision{Status::incorrect, r.failure + " (outputs of timed calls are checked too)"};
+        return Decision::incorrect(r.failure + " (outputs of timed calls are checked too)");
     }
     c.verdict.timing = r.measured.summary();
     c.candidate_samples = r.measured.samples_us;
@@ -468,8 +474,7 @@ void run_pipeline(PhaseContext& c, int socket, std::int64_t sandbox_pid,
     Verdict& v = c.verdict;
     auto decided = [&](PhaseOutcome outcome) {
         if (!outcome) return false;
-        v.status = outcome->status;
-        v.reason = outcome->reason;
+        decide(v, *outcome);
         return true;
     };
     auto timed = [&](const char* phase, auto&& run) {
@@ -489,7 +494,7 @@ void run_pipeline(PhaseContext& c, int socket, std::int64_t sandbox_pid,
                        }) ||
                  timed("correctness", [&] { return correctness_phase(c); });
     if (!ended && !c.config.measure) {
-        if (!decided(finish_phase(c))) v.status = Status::correct;
+        if (!decided(finish_phase(c))) decide(v, Decision::correct());
         if (c.candidate_ended) c.candidate_ended();
         return;
     }

@@ -60,14 +60,10 @@ struct PhaseContext {
     std::function<void()> candidate_ended = {};
 };
 
-struct Decision {
-    Status status = Status::infra_error;
-    std::string reason;
-};
 using PhaseOutcome = std::optional<Decision>;
 
-// The one place a fault becomes a decision: its status (protocol::status_of), its reason, a
-// rejecting finding for integrity faults, the candidate's output as the log. Faults that are not
+// Where a fault becomes a decision (protocol::decision_of): its reason, a rejecting finding for
+// integrity faults, the candidate's output as the log. Faults that are not
 // the candidate's throw: ReferenceError for the reference, InfraError for kbench's own.
 Decision decide_fault(const protocol::Fault& fault, const std::string& phase, PhaseContext& c);
 

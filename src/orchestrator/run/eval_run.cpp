@@ -214,8 +214,7 @@ report::RunOutcome EvalRun::execute(const std::optional<EngineOptions>& engine,
     for (const auto& [index, attempts] : plan_.condemned) {
         const auto& item = items_[index];
         Verdict v = make_verdict(settings_, problem_spec(item.problem), candidate_spec(item), "");
-        v.status = Status::crash;
-        v.reason = condemned_reason(attempts);
+        decide(v, condemned(attempts, true));
         record(item, v, out);
     }
     if (needs_engine()) {

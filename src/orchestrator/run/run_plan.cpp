@@ -24,10 +24,13 @@ RunPlan plan_run(const std::vector<ItemRecord>& records, bool force) {
     return plan;
 }
 
-std::string condemned_reason(int attempts) {
-    return "kbench stopped " + std::to_string(attempts) +
-           " times while evaluating this candidate, the last time with it running alone "
-           "(killed, or out of memory); it is not evaluated again (--force does)";
+Decision condemned(int attempts, bool by_eval) {
+    return Decision::failed(Status::crash,
+                            "kbench stopped " + std::to_string(attempts) +
+                                " times while evaluating this candidate" +
+                                (by_eval ? ", the last time with it running alone" : "") +
+                                " (killed, or out of memory); it is not evaluated again" +
+                                (by_eval ? " (--force does)" : ""));
 }
 
 }  // namespace kbench::orchestrator

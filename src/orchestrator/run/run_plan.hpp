@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/decision.hpp"
+
 namespace kbench::orchestrator {
 
 // What the store holds for one item of a run: its stored verdict's status (none: no verdict),
@@ -30,7 +32,8 @@ struct RunPlan {
 // evaluates everything again and forgets attempts.
 RunPlan plan_run(const std::vector<ItemRecord>& records, bool force);
 
-// The reason of a condemned item's crash verdict.
-std::string condemned_reason(int attempts);
+// A condemned item's crash verdict. by_eval: in `kbench eval`, which runs a suspect alone and
+// evaluates it again with --force.
+Decision condemned(int attempts, bool by_eval);
 
 }  // namespace kbench::orchestrator

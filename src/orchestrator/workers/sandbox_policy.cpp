@@ -9,15 +9,11 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/settings.hpp"
 #include "process/process.hpp"
 
 namespace kbench::orchestrator {
 namespace {
-
-std::string env_or(const char* name, const std::string& fallback) {
-    const char* value = std::getenv(name);
-    return value && *value ? value : fallback;
-}
 
 // The folders a Python's standard library and packages live in.
 std::vector<std::string> python_prefixes(const std::string& python) {
@@ -34,7 +30,7 @@ std::vector<std::string> python_prefixes(const std::string& python) {
 
 SandboxPolicy SandboxPolicy::decide(const std::string& python) {
     SandboxPolicy p;
-    std::stringstream disabled(env_or("KBENCH_SANDBOX_DISABLE", ""));
+    std::stringstream disabled(setting_or("KBENCH_SANDBOX_DISABLE", ""));
     for (std::string layer; std::getline(disabled, layer, ',');) {
         if (layer.empty()) continue;
         const auto& layers = sandbox::lockdown_layers();
@@ -48,12 +44,12 @@ SandboxPolicy SandboxPolicy::decide(const std::string& python) {
     }
     if (!p.disabled.empty()) p.disabled_reason = "KBENCH_SANDBOX_DISABLE";
 
-    double gib = std::atof(env_or("KBENCH_SANDBOX_MEMORY_GIB", "0").c_str());
+    double gib = std::atof(setting_or("KBENCH_SANDBOX_MEMORY_GIB", "0").c_str());
     p.memory_bytes = gib > 0 ? std::uint64_t(gib * double(1ull << 30))
                              : std::uint64_t(::sysconf(_SC_PHYS_PAGES)) *
                                    std::uint64_t(::sysconf(_SC_PAGESIZE)) / 2;
 
-    double disk_gib = std::atof(env_or("KBENCH_SANDBOX_DISK_GIB", "2").c_str());
+    double disk_gib = std::atof(setting_or("KBENCH_SANDBOX_DISK_GIB", "2").c_str());
     if (disk_gib <= 0)
         throw UsageError("KBENCH_SANDBOX_DISK_GIB must be a positive number of GiB",
                          "unset it for the default (2), or give a size such as 4");
@@ -62,7 +58,7 @@ SandboxPolicy SandboxPolicy::decide(const std::string& python) {
     if (::geteuid() != 0 ||
         std::find(p.disabled.begin(), p.disabled.end(), "identity") != p.disabled.end())
         return p;
-    p.user = env_or("KBENCH_SANDBOX_USER", "nobody");
+    p.user = setting_or("KBENCH_SANDBOX_USER", "nobody");
     const passwd* pw = ::getpwnam(p.user.c_str());
     if (!pw) {
         if (p.user.find_first_not_of("0123456789") == std::string::npos) {

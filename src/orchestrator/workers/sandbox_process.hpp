@@ -32,7 +32,7 @@ class SandboxProcess {
   public:
     struct Options {
         std::string role = "sandbox";  // or "builder"
-        std::string device_kind = "cpu";
+        DeviceKind device_kind = DeviceKind::cpu;
         fs::path cwd;  // its private scratch folder
         std::map<std::string, std::string> env;
         sandbox::LockdownSpec lockdown;

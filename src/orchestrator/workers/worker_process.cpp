@@ -22,7 +22,8 @@ WorkerProcess::WorkerProcess(const WorkerEnvironment& env, const std::string& ro
     auto [ours, theirs] = sandbox::make_socket_pair();
 
     sandbox::SpawnSpec spec;
-    spec.argv = {env.python, "-m", "kbench_worker", role, "3", env.device_kind};
+    spec.argv = {env.python, "-m", "kbench_worker",
+                 role,       "3",  std::string(to_string(env.device_kind))};
     std::string pythonpath = env.worker_package_dir.string();
     if (const char* existing = std::getenv("PYTHONPATH"); existing && *existing)
         pythonpath += std::string(":") + existing;
@@ -32,14 +33,14 @@ WorkerProcess::WorkerProcess(const WorkerEnvironment& env, const std::string& ro
     // No downloads at run time unless the user asks for them.
     for (const char* offline : {"HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"})
         if (!std::getenv(offline)) spec.env_set.emplace_back(offline, "1");
-    if (env.device_kind == "cuda")
+    if (env.device_kind == DeviceKind::cuda)
         spec.env_set.emplace_back("CUDA_VISIBLE_DEVICES", env.visible_gpu);
     if (env.device_share > 1)
         spec.env_set.emplace_back("KBENCH_DEVICE_SHARE", std::to_string(env.device_share));
     // On a CPU the judge and the sandbox take turns on the same cores: PyTorch's threads must
     // sleep when idle, not spin on the core the other process waits for (judge and sandboxes
     // alike, so baseline and candidate are timed the same way).
-    if (env.device_kind == "cpu" && !std::getenv("OMP_WAIT_POLICY"))
+    if (env.device_kind == DeviceKind::cpu && !std::getenv("OMP_WAIT_POLICY"))
         spec.env_set.emplace_back("OMP_WAIT_POLICY", "PASSIVE");
     if (!env.cpu_cores.empty()) {
         // The worker pins itself (and so every sandbox it forks) to these cores before torch

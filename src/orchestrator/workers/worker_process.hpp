@@ -19,17 +19,17 @@ namespace kbench::orchestrator {
 
 // Where and how worker processes run.
 struct WorkerEnvironment {
-    std::string python;               // interpreter with torch
-    fs::path worker_package_dir;      // holds kbench_worker/
-    bool verify_package = true;       // check it against the built package before each start
-    std::string device_kind = "cpu";  // "cpu" or "cuda"
-    std::string visible_gpu;          // CUDA_VISIBLE_DEVICES for workers of a GPU
-    std::vector<int> cpu_cores;       // where the workers may run (empty: anywhere); their
-                                      // PyTorch uses as many threads
-    fs::path log_dir;                 // worker logs
-    int nice = 0;                     // added to the workers' niceness
-    int device_share = 1;             // judges sharing the device (kbench baseline --jobs):
-                                      // each caches reference calls in its share of memory
+    std::string python;           // interpreter with torch
+    fs::path worker_package_dir;  // holds kbench_worker/
+    bool verify_package = true;   // check it against the built package before each start
+    DeviceKind device_kind = DeviceKind::cpu;
+    std::string visible_gpu;     // CUDA_VISIBLE_DEVICES for workers of a GPU
+    std::vector<int> cpu_cores;  // where the workers may run (empty: anywhere); their
+                                 // PyTorch uses as many threads
+    fs::path log_dir;            // worker logs
+    int nice = 0;                // added to the workers' niceness
+    int device_share = 1;        // judges sharing the device (kbench baseline --jobs):
+                                 // each caches reference calls in its share of memory
 };
 
 // A long-lived trusted worker (judge or zygote): python -m kbench_worker ROLE 3 DEVICE, with a

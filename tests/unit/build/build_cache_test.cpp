@@ -25,10 +25,10 @@ TEST(BuildCache, StoresAndFindsRecords) {
     BuildCache cache(root);
     std::string key = BuildCache::key("x", Backend::cpu, Precision::fp32, "t");
     EXPECT_FALSE(cache.lookup(key));
-    cache.store(key, {"compile_error", "error: expected ';'", 1.5});
+    cache.store(key, {BuildOutcome::compile_error, "error: expected ';'", 1.5});
     auto found = cache.lookup(key);
     ASSERT_TRUE(found);
-    EXPECT_EQ(found->status, "compile_error");
+    EXPECT_EQ(found->outcome, BuildOutcome::compile_error);
     EXPECT_EQ(found->log, "error: expected ';'");
     EXPECT_TRUE(cache.torch_extensions_dir(key).string().find(key) != std::string::npos);
     fs::remove_all(root);
@@ -39,10 +39,10 @@ TEST(BuildCache, ALogThatIsNotUtf8IsStored) {
     fs::path root = make_temp_dir("kbench-test-cache-");
     BuildCache cache(root);
     std::string key = BuildCache::key("y", Backend::cpu, Precision::fp32, "t");
-    cache.store(key, {"ok", std::string("imported\xff"), 0.5});
+    cache.store(key, {BuildOutcome::ok, std::string("imported\xff"), 0.5});
     auto found = cache.lookup(key);
     ASSERT_TRUE(found);
-    EXPECT_EQ(found->status, "ok");
+    EXPECT_EQ(found->outcome, BuildOutcome::ok);
     EXPECT_EQ(found->log.rfind("imported", 0), 0u);
     fs::remove_all(root);
 }
@@ -58,7 +58,7 @@ TEST(BuildCache, OnlyTheModulesOfABuildAreKeptWithinABound) {
     write_file_atomic(built / "relu" / "relu.so", "module");
     write_file_atomic(built / "relu" / "relu.cuda.o", "object");
     write_file_atomic(built / "relu" / "ballast.so", "not a module of its name");
-    cache.store(key, {"ok", "", 1.0}, built);
+    cache.store(key, {BuildOutcome::ok, "", 1.0}, built);
     auto found = cache.lookup(key);
     ASSERT_TRUE(found);
     ASSERT_EQ(found->files.size(), 1u);
@@ -71,14 +71,14 @@ TEST(BuildCache, OnlyTheModulesOfABuildAreKeptWithinABound) {
     // A build folder, or a Triton cache, that is a link to elsewhere: nothing of it is kept.
     std::string linked = BuildCache::key("linked", Backend::cuda, Precision::fp32, "t");
     fs::create_directory_symlink(built, root / "link");
-    cache.store(linked, {"ok", "", 1.0}, root / "link");
+    cache.store(linked, {BuildOutcome::ok, "", 1.0}, root / "link");
     EXPECT_TRUE(cache.lookup(linked)->files.empty());
     EXPECT_FALSE(cache.keep_files(linked, "triton", root / "link"));
 
     // Over the bound (a sparse file: no disk is used for it), nothing is kept.
     std::string big = BuildCache::key("big", Backend::cuda, Precision::fp32, "t");
     fs::resize_file(built / "relu" / "relu.so", BuildCache::kMaxModuleBytes + 1);
-    cache.store(big, {"ok", "", 1.0}, built);
+    cache.store(big, {BuildOutcome::ok, "", 1.0}, built);
     ASSERT_TRUE(cache.lookup(big));
     EXPECT_TRUE(cache.lookup(big)->files.empty());
     EXPECT_FALSE(cache.place_modules(big, root / "placed-big", nullptr));

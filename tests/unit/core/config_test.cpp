@@ -39,7 +39,7 @@ TEST(CheckConfig, EveryFieldIsInTheStoreKeyButTheDevicesOrdinal) {
     const std::vector<std::pair<std::string, std::function<void(CheckConfig&)>>> changes = {
         {"mode", [](CheckConfig& c) { c.mode = Mode::kernelbench; }},
         {"precision", [](CheckConfig& c) { c.precision = Precision::bf16; }},
-        {"tf32", [](CheckConfig& c) { c.tf32 = "on"; }},
+        {"tf32", [](CheckConfig& c) { c.tf32 = Tf32::on; }},
         {"trials", [](CheckConfig& c) { c.trials = 3; }},
         {"seed", [](CheckConfig& c) { c.seed = 7; }},
         {"device", [](CheckConfig& c) { c.device = "cpu"; }},

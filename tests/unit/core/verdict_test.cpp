@@ -20,7 +20,7 @@ TEST(Verdict, JsonFollowsTheSchemaAndRoundTrips) {
     v.baseline = TimingResult{3070.4, 3071.0, 3060.0, 3065.0, 3080.0, 20, true, "median"};
     v.speedup = 0.989;
     v.speedup_ci95 = {0.981, 0.996};
-    v.integrity.push_back({"torch_fallback", "warn", "detail"});
+    v.integrity.push_back({"torch_fallback", Severity::warn, "detail"});
     v.kernels.push_back({"relu4", "candidate", 1.0});
     v.phases_s = {{"build", 31.2}, {"load", 0.4}};
 

@@ -22,24 +22,23 @@ TEST(RulePolicy, EveryRuleHasOneKindAndASeverityUnderEachPolicy) {
         EXPECT_TRUE(r.kind == "static" || r.kind == "runtime" || r.kind == "judge" ||
                     r.kind == "record")
             << r.id;
-        for (std::string_view s : {r.strict, r.kernelbench, r.permissive})
-            EXPECT_TRUE(s == "reject" || s == "warn") << r.id;
         if (r.kind == "judge") {
-            EXPECT_EQ(r.permissive, "reject") << r.id;
+            EXPECT_EQ(r.permissive, Severity::reject) << r.id;
         }
         if (r.kind == "record") {
-            EXPECT_EQ(r.strict, "warn") << r.id;
+            EXPECT_EQ(r.strict, Severity::warn) << r.id;
         }
-        EXPECT_FALSE(r.summary.empty()) << r.id;
+        EXPECT_FALSE(r.finds.empty()) << r.id;
     }
 }
 
 TEST(RulePolicy, DenyAndAllowChangeWhatTheyMayAndSayWhyNotElsewhere) {
     RulePolicy p = RulePolicy::make("kernelbench", {"below_floor"}, {"threads_started"});
-    EXPECT_EQ(p.severity("below_floor"), "warn");
-    EXPECT_EQ(p.severity("threads_started"), "reject");
-    EXPECT_EQ(p.severity("work_beside_baseline"), "warn");
-    EXPECT_EQ(RulePolicy::make("strict", {}, {}).severity("work_beside_baseline"), "reject");
+    EXPECT_EQ(p.severity("below_floor"), Severity::warn);
+    EXPECT_EQ(p.severity("threads_started"), Severity::reject);
+    EXPECT_EQ(p.severity("work_beside_baseline"), Severity::warn);
+    EXPECT_EQ(RulePolicy::make("strict", {}, {}).severity("work_beside_baseline"),
+              Severity::reject);
     // The judge stops the request on a breach: no policy lifts it.
     EXPECT_NE(usage_error({"output_written_after_reply"}, {}).find("the judge stops the request"),
               std::string::npos);
@@ -50,7 +49,7 @@ TEST(RulePolicy, DenyAndAllowChangeWhatTheyMayAndSayWhyNotElsewhere) {
               std::string::npos);
     EXPECT_NE(usage_error({"no_such_rule"}, {}).find("unknown rule"), std::string::npos);
     // A rule the table lacks rejects: never a free pass.
-    EXPECT_EQ(RulePolicy::make("permissive", {}, {}).severity("no_such_rule"), "reject");
+    EXPECT_EQ(RulePolicy::make("permissive", {}, {}).severity("no_such_rule"), Severity::reject);
 }
 
 }  // namespace

@@ -95,9 +95,9 @@ TEST(LlmFeedback, AnIncorrectProgramGetsTheTrialsDifferencesAndReasonVerbatim) {
 
 TEST(LlmFeedback, IntegrityFindingsCarryRuleSeverityLineAndEvidence) {
     Verdict v = verdict_of(Status::rejected, "torch_fallback: forward calls torch operators only");
-    v.integrity.push_back({"torch_fallback", "reject", "forward runs no kernel of its own", 12,
-                           "return torch.tanh(x)"});
-    v.integrity.push_back({"stream_use", "warn", "a side stream", 0, ""});
+    v.integrity.push_back({"torch_fallback", Severity::reject, "forward runs no kernel of its own",
+                           12, "return torch.tanh(x)"});
+    v.integrity.push_back({"stream_use", Severity::warn, "a side stream", 0, ""});
     std::string text = feedback_text(v);
     EXPECT_TRUE(contains(text, "Status: rejected (the program broke an integrity rule)\n"));
     EXPECT_TRUE(contains(text,
@@ -146,7 +146,7 @@ TEST(LlmFeedback, EverythingIsCapped) {
     for (int i = 0; i < 100; ++i) failed.log += std::string(3000, 'l') + "\n";
     for (int i = 0; i < 40; ++i)
         failed.integrity.push_back(
-            {"rule", "warn", std::string(5000, 'd'), 1, std::string(5000, 'e')});
+            {"rule", Severity::warn, std::string(5000, 'd'), 1, std::string(5000, 'e')});
     std::string text = feedback_text(failed);
     EXPECT_LE(text.size(), kFeedbackLimit);
     EXPECT_TRUE(contains(text, "[... 48000 more characters]"));
@@ -157,7 +157,7 @@ TEST(LlmFeedback, EverythingIsCapped) {
     Verdict timed = verdict_of(Status::correct);
     for (int i = 0; i < 40; ++i)
         timed.integrity.push_back(
-            {"rule", "warn", std::string(5000, 'd'), 1, std::string(5000, 'e')});
+            {"rule", Severity::warn, std::string(5000, 'd'), 1, std::string(5000, 'e')});
     timed.timing = TimingResult{1, 1, 1, 1, 1, 1, true, "median"};
     for (int i = 0; i < 40; ++i)
         timed.kernels.push_back({std::string(5000, 'k'), "candidate", 0.1, 1, 1, ""});

@@ -94,7 +94,7 @@ TEST(Protocol, JudgeMessagesRoundTrip) {
     EXPECT_THROW(CorrectnessChecked::from_json(not_object), ProtocolError);
 
     Measured m{{10, 11, 12}, true, 3, 6, 0, "median"};
-    CandidateTimed timed{m, {{"threads_started", "warn", "1 thread"}}, 2, ""};
+    CandidateTimed timed{m, {{"threads_started", Severity::warn, "1 thread"}}, 2, ""};
     CandidateTimed timed_back = CandidateTimed::from_json(timed.to_json());
     EXPECT_EQ(timed_back.measured.samples_us.size(), 3u);
     EXPECT_EQ(timed_back.findings[0].rule, "threads_started");
@@ -110,7 +110,7 @@ TEST(Protocol, JudgeMessagesRoundTrip) {
 TEST(Protocol, ZygoteMessagesRoundTrip) {
     ForkRequest f;
     f.role = "sandbox";
-    f.device = "cpu";
+    f.device = DeviceKind::cpu;
     f.cwd = "/tmp/x";
     f.env = {{"A", "1"}};
     f.lockdown.writable = {"/tmp/x"};
@@ -124,6 +124,10 @@ TEST(Protocol, ZygoteMessagesRoundTrip) {
     expect_every_field_required<Reaped>(r.to_json(), "reap reply");
     Built b{BuildOutcome::compile_error, "nvcc: error"};
     EXPECT_EQ(Built::from_json(b.to_json()).outcome, BuildOutcome::compile_error);
+    // Only kbench's own deadline makes a timeout: a builder cannot claim one.
+    json timed_out = b.to_json();
+    timed_out["outcome"] = "timeout";
+    EXPECT_THROW(Built::from_json(timed_out), ProtocolError);
 }
 
 TEST(Protocol, ARepliesIsAPayloadOrAFaultAndNothingElse) {
@@ -179,21 +183,29 @@ TEST(Protocol, AMeasurementNeedsFiniteSamples) {
     EXPECT_THROW(Measured::from_json(j), ProtocolError);
 }
 
-TEST(Protocol, EveryFaultMapsToOneStatus) {
-    EXPECT_EQ(status_of(FaultKind::candidate_load), Status::load_error);
-    EXPECT_EQ(status_of(FaultKind::candidate_build), Status::compile_error);
-    EXPECT_EQ(status_of(FaultKind::candidate_raised), Status::runtime_error);
-    EXPECT_EQ(status_of(FaultKind::candidate_overran), Status::timeout);
-    EXPECT_EQ(status_of(FaultKind::sandbox_ended), Status::crash);
-    EXPECT_EQ(status_of(FaultKind::protocol_violation), Status::rejected);
-    EXPECT_EQ(status_of(FaultKind::integrity), Status::rejected);
-    EXPECT_EQ(status_of(FaultKind::harness), Status::infra_error);
-    EXPECT_EQ(status_of(FaultKind::device), Status::infra_error);
+TEST(Protocol, EveryFaultMapsToOneDecision) {
+    auto status = [](FaultKind kind) { return decision_of({kind, "m"}, "why").status; };
+    EXPECT_EQ(status(FaultKind::candidate_load), Status::load_error);
+    EXPECT_EQ(status(FaultKind::candidate_build), Status::compile_error);
+    EXPECT_EQ(status(FaultKind::candidate_raised), Status::runtime_error);
+    EXPECT_EQ(status(FaultKind::candidate_overran), Status::timeout);
+    EXPECT_EQ(status(FaultKind::sandbox_ended), Status::crash);
+    EXPECT_EQ(status(FaultKind::protocol_violation), Status::rejected);
+    EXPECT_EQ(status(FaultKind::integrity), Status::rejected);
+    EXPECT_EQ(status(FaultKind::reference), Status::load_error);
+    EXPECT_EQ(status(FaultKind::harness), Status::infra_error);
+    EXPECT_EQ(status(FaultKind::device), Status::infra_error);
+    EXPECT_EQ(decision_of({FaultKind::integrity, "m", "decoy_kernel"}, "why").rule, "decoy_kernel");
+    EXPECT_EQ(decision_of({FaultKind::protocol_violation, "m"}, "why").rule, "protocol_violation");
     for (auto kind :
          {FaultKind::candidate_load, FaultKind::candidate_build, FaultKind::candidate_raised,
           FaultKind::candidate_overran, FaultKind::sandbox_ended, FaultKind::protocol_violation,
           FaultKind::integrity, FaultKind::reference, FaultKind::harness, FaultKind::device}) {
-        EXPECT_NE(status_of(kind), Status::correct);
+        Decision d = decision_of({kind, "m"}, "why");
+        EXPECT_NE(d.status, Status::correct);
+        EXPECT_EQ(d.reason, "why");
+        // The candidate is blamed exactly for its own kinds of fault.
+        EXPECT_EQ(d.blame == Blame::candidate, is_candidates(kind)) << to_string(kind);
         EXPECT_EQ(parse_fault_kind(to_string(kind)), kind);
     }
     EXPECT_THROW(parse_fault_kind("oops"), ProtocolError);

@@ -1,6 +1,9 @@
-"""The rule ids a finding can name (RULES), the analyzer's limits, and the report of
-findings (Report).
+"""The rule ids a finding can name (RULES, the static rules of rules.json, kbench's one rule
+table), the analyzer's limits, and the report of findings (Report).
 """
+
+import json
+import os
 
 
 MAX_FINDINGS = 200
@@ -19,46 +22,15 @@ class AnalysisLimit(Exception):
     the candidate is reported unanalyzable (rejected) in seconds rather than after a timeout.
     """
 
-RULES = {
-    "unparsable": "The candidate does not parse as Python (no other rule runs).",
-    "no_model_new": "The candidate never names ModelNew (no class, assignment, import, attribute "
-                    "or string): it cannot load, so it is not built (no other rule runs).",
-    "no_backend": "No kernel backend is imported or used: torch.utils.cpp_extension, Triton, "
-                  "ThunderKittens, CUTLASS/CuTe, TileLang, CuPy RawKernel or numba.cuda.",
-    "no_kernel_call": "The code reachable from ModelNew.forward certainly calls no custom kernel "
-                      "(every call resolves to PyTorch or Python, or to an extension that only "
-                      "calls ATen).",
-    "torch_compute": "A PyTorch compute op in code reachable from ModelNew.forward, or an ATen "
-                     "compute call in the native sources (views, allocation, metadata and "
-                     "conversions are not counted).",
-    "try_fallback": "A try statement whose except (or else/finally) computes with PyTorch, calls "
-                    "the reference model, or returns another result than the kernel's.",
-    "try_except": "Any other try/except (or contextlib.suppress).",
-    "pass_inheritance": "ModelNew inherits a class other than nn.Module and keeps its forward "
-                        "(no forward, or one that only passes or delegates), or a forward returns "
-                        "super().forward(...).",
-    "monkeypatch": "An attribute of an imported module or of a class from one is assigned, "
-                   "set or deleted (or an aten op is re-registered).",
-    "stream": "CUDA streams or graphs are created or switched.",
-    "concurrency": "Threads, processes, asyncio or signals (Python or native).",
-    "subprocess": "Other programs are run (subprocess, os.system, os.popen, exec, pty, system()).",
-    "network": "Network access (sockets, HTTP clients, ...).",
-    "file_access": "Files are read or written (open, os file calls, pathlib I/O, shutil, glob, "
-                   "mmap, temporary files, torch.load/save, /proc, fopen, fstream, ...).",
-    "native_access": "ctypes/cffi, torch.cuda.cudart(), private torch._C calls, loading shared "
-                     "objects, dlopen/dlsym.",
-    "introspection": "Interpreter introspection: gc, inspect, frames, sys.modules, globals of "
-                     "functions, subclasses, builtins, atexit, audit hooks.",
-    "dynamic_code": "Code the analyzer cannot see: eval/exec/compile, __import__, importlib, "
-                    "runpy, unpickling, getattr with a computed name on a module.",
-    "tensor_subclass": "A torch.Tensor subclass, __torch_function__/__torch_dispatch__, "
-                       "dispatch/function modes or torch.overrides.",
-    "precision_downgrade": "Reduced precision in an fp32 problem: fp16/bf16 casts or types, "
-                           "autocast, TF32 or reduced-precision reductions.",
-    "unreachable_kernel": "A __global__ function launched nowhere in the native sources, an "
-                          "extension function or a Triton kernel never called from code "
-                          "reachable from ModelNew.forward.",
-}
+def _static_rules():
+    """The static rules of kbench's one rule table (rules.json beside this file), by id."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules.json")
+    with open(path, encoding="utf-8") as table:
+        rules = json.load(table)["rules"]
+    return {rule["id"]: rule["finds"] for rule in rules if rule["kind"] == "static"}
+
+
+RULES = _static_rules()
 
 
 def one_line(text, limit):
@@ -79,6 +51,9 @@ class Report:
         return ""
 
     def add(self, rule, line, reason):
+        if rule not in RULES:
+            # A rule outside the table: the analyzer's fault, which kbench reports unanalyzable.
+            raise ValueError(f"rule {rule!r} is not in rules.json")
         line = int(line or 0)
         reason = one_line(reason, REASON_CHARS)
         key = (rule, line)

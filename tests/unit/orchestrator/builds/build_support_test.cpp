@@ -28,7 +28,7 @@ BuildSupportOptions options_in(const fs::path& root) {
     o.python = KBENCH_TEST_PYTHON;
     o.script = root / "maker.py";
     o.root = root / "support";
-    o.device_kind = "cpu";
+    o.device_kind = DeviceKind::cpu;
     o.toolchain = "test toolchain";
     o.limit_s = 60;
     return o;

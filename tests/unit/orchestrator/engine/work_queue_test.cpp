@@ -143,11 +143,11 @@ struct Concurrency {
 // On GPUs a build compiles its host and device code side by side: builds for half the cores
 // keep them busy (on the H200, 16 at once took twice as long each as 8, for 12% more a second).
 TEST(DefaultBuilders, OneACoreOnCpusOneForEveryTwoOnGpus) {
-    EXPECT_EQ(kbench::orchestrator::default_builders("cpu", 16), 16);
-    EXPECT_EQ(kbench::orchestrator::default_builders("cuda", 16), 8);
-    EXPECT_EQ(kbench::orchestrator::default_builders("cuda", 128), 64);
-    EXPECT_EQ(kbench::orchestrator::default_builders("cuda", 1), 1);
-    EXPECT_EQ(kbench::orchestrator::default_builders("cpu", 0), 1);
+    EXPECT_EQ(kbench::orchestrator::default_builders(kbench::DeviceKind::cpu, 16), 16);
+    EXPECT_EQ(kbench::orchestrator::default_builders(kbench::DeviceKind::cuda, 16), 8);
+    EXPECT_EQ(kbench::orchestrator::default_builders(kbench::DeviceKind::cuda, 128), 64);
+    EXPECT_EQ(kbench::orchestrator::default_builders(kbench::DeviceKind::cuda, 1), 1);
+    EXPECT_EQ(kbench::orchestrator::default_builders(kbench::DeviceKind::cpu, 0), 1);
 }
 
 TEST(RunInWaves, OnlyTheFirstWaveRunsUntilAnItemIsDoneThenEveryThread) {

@@ -48,7 +48,14 @@ TEST(RunPlan, StoredVerdictsAreDoneHarnessFailuresAndAbnormalEndsAreRedone) {
     EXPECT_TRUE(forced.suspects.empty());
     EXPECT_TRUE(forced.condemned.empty());
     EXPECT_EQ(forced.rest.size(), records.size());
-    EXPECT_NE(orchestrator::condemned_reason(2).find("stopped 2 times"), std::string::npos);
+    Decision crash = orchestrator::condemned(2, true);
+    EXPECT_EQ(crash.status, Status::crash);
+    EXPECT_EQ(crash.blame, Blame::candidate);
+    EXPECT_NE(crash.reason.find("stopped 2 times"), std::string::npos);
+    EXPECT_NE(crash.reason.find("--force"), std::string::npos);
+    // refine has no --force, and does not run a suspect alone: its reason says neither.
+    EXPECT_EQ(orchestrator::condemned(2, false).reason.find("alone"), std::string::npos);
+    EXPECT_EQ(orchestrator::condemned(2, false).reason.find("--force"), std::string::npos);
 }
 
 // Every leaf of the configuration's JSON, by dotted name.
