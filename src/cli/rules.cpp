@@ -40,7 +40,7 @@ int list_rules(const RulesOptions& o) {
                            {"strict", to_string(r.strict)},
                            {"kernelbench", to_string(r.kernelbench)},
                            {"permissive", to_string(r.permissive)},
-                           {"finds", r.finds}});
+                           {"summary", r.finds}});
         std::cout << dump_text(all, 2) << "\n";
         return 0;
     }

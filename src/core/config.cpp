@@ -71,7 +71,8 @@ std::string_view to_string(DeviceKind kind) {
 }
 
 DeviceKind device_kind_of(std::string_view device) {
-    if (device == "cpu") return DeviceKind::cpu;
+    // cpu:N names one of several CPU judges (--cpu-judges).
+    if (device == "cpu" || device.rfind("cpu:", 0) == 0) return DeviceKind::cpu;
     if (device == "cuda" || device.rfind("cuda:", 0) == 0) return DeviceKind::cuda;
     throw UsageError("unknown device '" + std::string(device) + "'", "use cpu, cuda or cuda:N");
 }

@@ -28,7 +28,8 @@ std::string_view to_string(Precision precision);
 std::string_view to_string(Backend backend);
 std::string_view to_string(Tf32 tf32);  // "off", "on" or "default"
 std::string_view to_string(DeviceKind kind);
-// "cpu", "cuda" or "cuda:N" (a device's name) to its kind; throws UsageError for another.
+// "cpu", "cpu:N" (one of several CPU judges), "cuda" or "cuda:N" to its kind; throws UsageError
+// for another.
 DeviceKind device_kind_of(std::string_view device);
 Mode parse_mode(std::string_view text);
 Precision parse_precision(std::string_view text);

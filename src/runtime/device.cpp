@@ -9,9 +9,9 @@
 #ifdef KBENCH_WITH_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <cuda_runtime_api.h>
+#endif
 
 #include "core/settings.hpp"
-#endif
 
 namespace kbench::worker {
 namespace {

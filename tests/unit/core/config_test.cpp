@@ -102,3 +102,21 @@ TEST(CheckConfig, EveryFieldIsInTheStoreKeyButTheDevicesOrdinal) {
 
 }  // namespace
 }  // namespace kbench
+
+namespace kbench {
+namespace {
+
+// A device's name to its kind: every name a judge is given, CPU judges of --cpu-judges included.
+TEST(DeviceKind, EveryDeviceNameHasItsKind) {
+    EXPECT_EQ(device_kind_of("cpu"), DeviceKind::cpu);
+    EXPECT_EQ(device_kind_of("cpu:1"), DeviceKind::cpu);
+    EXPECT_EQ(device_kind_of("cuda"), DeviceKind::cuda);
+    EXPECT_EQ(device_kind_of("cuda:3"), DeviceKind::cuda);
+    EXPECT_THROW(device_kind_of("tpu"), UsageError);
+    CheckConfig c;
+    c.device = "cpu:2";
+    EXPECT_EQ(c.device_kind(), DeviceKind::cpu);
+}
+
+}  // namespace
+}  // namespace kbench
