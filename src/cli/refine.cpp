@@ -144,6 +144,7 @@ class Refinement {
     fs::path run_dir_;
     std::string run_name_;
     DeviceKind device_kind_ = DeviceKind::cpu;
+    std::string device_name_;  // "cpu" or "cuda", as the user writes it
     Backend backend_ = Backend::cuda;
     CheckConfig config_;
     std::vector<dataset::Problem> problems_;
@@ -164,7 +165,8 @@ int Refinement::run() {
     std::string python = build::find_python(o_.run.python);
     auto devices = select_devices(o_.device, o_.gpus, o_.cpu_judges);
     device_kind_ = devices.kind;
-    config_ = make_config(o_.run, std::string(to_string(device_kind_)));
+    device_name_ = to_string(device_kind_);
+    config_ = make_config(o_.run, device_name_);
     backend_ = o_.run.backend == "auto"
                    ? (device_kind_ == DeviceKind::cpu ? Backend::cpu : Backend::cuda)
                    : parse_backend(o_.run.backend);
@@ -176,8 +178,7 @@ int Refinement::run() {
     auto settings = make_generation_settings(model, backend_);
     run_name_ = o_.run_name.empty()
                     ? run_slug("refine-" + o_.model.provider + "-" + o_.model.model + "-" +
-                               std::string(to_string(backend_)) + "-" +
-                               std::string(to_string(device_kind_)))
+                               std::string(to_string(backend_)) + "-" + device_name_)
                     : o_.run_name;
     run_dir_ = fs::absolute(fs::path(o_.runs_dir) / run_name_);
     try {
@@ -207,8 +208,8 @@ int Refinement::run() {
     if (log_)
         log_(std::to_string(chains_.size()) + " sample(s) of " + std::to_string(problems_.size()) +
              " problem(s), up to " + std::to_string(o_.turns) + " turn(s) each, from " +
-             client_->provider().name + " " + o_.model.model + ", evaluated on " +
-             std::string(to_string(device_kind_)) + "; run folder " + run_dir_.string());
+             client_->provider().name + " " + o_.model.model + ", evaluated on " + device_name_ +
+             "; run folder " + run_dir_.string());
 
     orchestrator::InterruptGuard guard([&](int signal, orchestrator::Origin origin) {
         std::lock_guard<std::mutex> hold(mutex_);
@@ -504,7 +505,7 @@ json Refinement::summary() const {
             {"provider", client_->provider().name},
             {"model", o_.model.model},
             {"backend", std::string(to_string(backend_))},
-            {"device", to_string(device_kind_)},
+            {"device", device_name_},
             {"turns", o_.turns},
             {"problems", problems_.size()},
             {"timed", config_.measure},
@@ -575,7 +576,7 @@ void Refinement::print_summary(const json& s) const {
         << (run_dir_ / "turns").string() << ", the best a sample in KernelBench's layout in "
         << run_dir_.string() << "\n"
         << "  KernelBench's results files: kbench eval --candidates " << run_dir_.string()
-        << " --run " << run_name_ << " --device " << to_string(device_kind_) << "\n";
+        << " --run " << run_name_ << " --device " << device_name_ << "\n";
 }
 
 }  // namespace
