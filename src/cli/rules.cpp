@@ -56,13 +56,15 @@ int list_rules(const RulesOptions& o) {
 // The sandbox's layers (protocol/lockdown_spec.hpp's table): text, or markdown for
 // docs/security.md.
 int list_layers(bool markdown) {
-    if (markdown) std::cout << "| layer | applied | what it gives |\n| --- | --- | --- |\n";
+    if (markdown)
+        std::cout << "| layer | applied | what it gives | seen from outside |\n"
+                     "| --- | --- | --- | --- |\n";
     for (const auto& l : sandbox::layer_table()) {
         std::string stage = l.stage == "start"    ? "as it starts"
                             : l.stage == "cgroup" ? "in a cgroup kbench made"
                                                   : "by itself, before candidate code";
         if (markdown)
-            std::cout << fmt::format("| `{}` | {} | {} |\n", l.id, stage, l.gives);
+            std::cout << fmt::format("| `{}` | {} | {} | {} |\n", l.id, stage, l.gives, l.checked);
         else
             std::cout << fmt::format("{:<18} {:<32} {}\n", l.id, stage, l.gives);
     }

@@ -28,8 +28,10 @@
 #include <string_view>
 #include <thread>
 
-#include "confinement/cpu_cgroup.hpp"
+#include "confinement/cgroups.hpp"
 #include "confinement/landlock.hpp"
+#include "confinement/layer_checks.hpp"
+#include "confinement/proc_scan.hpp"
 #include "confinement/seccomp.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
@@ -47,24 +49,6 @@ namespace {
 void put_line(int fd, const char* text, std::size_t size) {
     while (::write(fd, text, size) < 0 && errno == EINTR) {
     }
-}
-
-// Appends a decimal number to buf at *at (no allocation).
-void put_number(char* buf, std::size_t& at, std::size_t cap, long long value) {
-    char digits[24];
-    int n = 0;
-    bool negative = value < 0;
-    unsigned long long v = negative ? 0ull - (unsigned long long)value : (unsigned long long)value;
-    do {
-        digits[n++] = char('0' + v % 10);
-        v /= 10;
-    } while (v && n < 23);
-    if (negative && at < cap) buf[at++] = '-';
-    while (n > 0 && at < cap) buf[at++] = digits[--n];
-}
-
-void put_text(char* buf, std::size_t& at, std::size_t cap, const char* text) {
-    while (*text && at < cap) buf[at++] = *text++;
 }
 
 int try_call(int result) {
@@ -106,6 +90,7 @@ int enter_user_namespace() {
 constexpr int kDisabled = -1;
 constexpr int kNotMade = -2;           // the spec says why (ipc_namespace_off), or none asked
 constexpr int kNoMountNamespace = -3;  // disk_quota: no mount namespace to make it in
+constexpr int kNoFolders = -4;         // disk_quota: its folders' descriptors did not come
 
 // Sent by kbench (from outside the namespace) to a sandbox's init: stop every other process of
 // the namespace, or continue them (pin_process_tree).
@@ -123,71 +108,6 @@ void close_all_but(int keep) {
     for (int fd = 0; fd < 1024; ++fd)
         if (fd != keep) ::close(fd);
     ::syscall(SYS_close_range, 1024u, ~0u, 0u);
-}
-
-// Reads a small file into buf (no allocation); returns the bytes read.
-std::size_t read_small(const char* path, char* buf, std::size_t cap) {
-    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0;
-    ssize_t n = ::read(fd, buf, cap);
-    ::close(fd);
-    return n > 0 ? std::size_t(n) : 0;
-}
-
-struct LinuxDirent64 {
-    ino64_t d_ino;
-    off64_t d_off;
-    unsigned short d_reclen;
-    unsigned char d_type;
-    char d_name[1];  // the kernel writes the whole name from here on
-};
-
-// Calls visit(pid) for every process under /proc (no allocation).
-template <typename Visit>
-void each_process(Visit visit) {
-    int dir = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir < 0) return;
-    alignas(8) char buf[4096];
-    for (;;) {
-        long n = ::syscall(SYS_getdents64, dir, buf, sizeof buf);
-        if (n <= 0) break;
-        for (long off = 0; off < n;) {
-            auto* e = reinterpret_cast<LinuxDirent64*>(buf + off);
-            off += e->d_reclen;
-            long pid = 0;
-            bool digits = e->d_name[0] != '\0';
-            for (const char* c = e->d_name; *c; ++c) {
-                if (*c < '0' || *c > '9') {
-                    digits = false;
-                    break;
-                }
-                pid = pid * 10 + (*c - '0');
-            }
-            if (digits) visit(pid_t(pid));
-        }
-    }
-    ::close(dir);
-}
-
-// The parent of pid from /proc/pid/stat (no allocation); 0 when unknown.
-pid_t parent_of(pid_t pid) {
-    char path[48], buf[512];
-    std::size_t at = 0;
-    put_text(path, at, sizeof path - 1, "/proc/");
-    put_number(path, at, sizeof path - 1, pid);
-    put_text(path, at, sizeof path - 1, "/stat");
-    path[at] = '\0';
-    std::size_t n = read_small(path, buf, sizeof buf - 1);
-    buf[n] = '\0';
-    const char* close = nullptr;
-    for (std::size_t i = 0; i < n; ++i)
-        if (buf[i] == ')') close = buf + i;
-    if (!close) return 0;
-    const char* p = close + 2;  // ") S ppid"
-    while (*p && *p != ' ') ++p;
-    long ppid = 0;
-    for (++p; *p >= '0' && *p <= '9'; ++p) ppid = ppid * 10 + (*p - '0');
-    return pid_t(ppid);
 }
 
 // No capability to come back through exec: uid 0 gains none there, the bounding set is empty.
@@ -292,9 +212,6 @@ std::string limit_events() {
     if (after_fork) after_fork();
     LayerReport layers;
     const bool root = ::geteuid() == 0;
-    auto disabled = [&](const std::string& layer) {
-        return spec.allows(layer) ? std::string() : "forced off: " + spec.disabled_reason;
-    };
 
     // Memory and tasks: join the cgroups made for this process (before giving up root); on
     // cgroup v2 they are one.
@@ -312,7 +229,7 @@ std::string limit_events() {
          "no pids cgroup can be made here"}};
     for (Join& j : joins) {
         if (!spec.allows(j.layer)) {
-            layers.add(j.layer, false, disabled(j.layer));
+            layers.add(j.layer, false, spec.off_reason(j.layer));
         } else if (j.folder.empty()) {
             layers.add(j.layer, false, j.missing.empty() ? j.none : j.missing);
         } else {
@@ -344,59 +261,56 @@ std::string limit_events() {
     bool nnp = ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0;
     std::string nnp_error = nnp ? "" : "no_new_privs: " + errno_text(errno);
 
-    if (!spec.allows("landlock"))
-        layers.add("landlock", false, disabled("landlock"));
-    else {
-        // A /dev/shm of its own (the mount namespace's) it may write: the CUDA driver does.
-        std::vector<std::string> writable = spec.writable;
-        if (private_shm) writable.push_back("/dev/shm");
-        // Only in a /proc of its own namespace, where no other process's folder is.
-        if (private_proc && spec.proc_writes == "own")
-            writable.push_back("/proc/" + std::to_string(::getpid()));
-        else if (private_proc && spec.proc_writes == "all")
-            writable.push_back("/proc");
-        std::string why = nnp ? apply_landlock(writable) : nnp_error;
-        layers.add("landlock", why.empty(), why);
-    }
-
-    // Identity: a dedicated user when kbench runs as root; otherwise the user namespace made
-    // by the relay (reported there).
-    if (root && spec.allows("identity") && spec.uid >= 0) {
-        std::string why;
-        if (spec.allows("capabilities")) limit_capability_bounds();
-        if (::setgroups(0, nullptr) != 0) why = "setgroups: " + errno_text(errno);
-        if (why.empty() && ::setresgid(gid_t(spec.gid), gid_t(spec.gid), gid_t(spec.gid)) != 0)
-            why = "setresgid: " + errno_text(errno);
-        if (why.empty() && ::setresuid(uid_t(spec.uid), uid_t(spec.uid), uid_t(spec.uid)) != 0)
-            why = "setresuid: " + errno_text(errno);
-        layers.add("identity", why.empty(), why);
-    } else if (root) {
-        layers.add("identity", false,
-                   !spec.allows("identity")        ? disabled("identity")
-                   : spec.identity_missing.empty() ? "no dedicated user was given"
-                                                   : spec.identity_missing);
-    }
-
-    if (!spec.allows("capabilities"))
-        layers.add("capabilities", false, disabled("capabilities"));
-    else {
-        std::string why = drop_capabilities();
-        layers.add("capabilities", why.empty(), why);
-    }
-
-    if (!spec.allows("event_limits"))
-        layers.add("event_limits", false, disabled("event_limits"));
-    else {
-        std::string why = limit_events();
-        if (why.empty()) why = nnp ? refuse_uncharged_wakeups() : nnp_error;
-        layers.add("event_limits", why.empty(), why);
-    }
-
-    if (!spec.allows("seccomp"))
-        layers.add("seccomp", false, disabled("seccomp"));
-    else {
-        std::string why = nnp ? apply_seccomp() : nnp_error;
-        layers.add("seccomp", why.empty(), why);
+    // The layers it applies to itself, in an order where each still has the rights it needs:
+    // each step returns why it failed (empty: applied). A layer that is off is not applied.
+    struct Step {
+        const char* layer;
+        std::function<std::string()> apply;
+    };
+    const Step steps[] = {
+        {"landlock",
+         [&] {
+             // A /dev/shm of its own (the mount namespace's) it may write: the CUDA driver does.
+             std::vector<std::string> writable = spec.writable;
+             if (private_shm) writable.push_back("/dev/shm");
+             // Only in a /proc of its own namespace, where no other process's folder is.
+             if (private_proc && spec.proc_writes == "own")
+                 writable.push_back("/proc/" + std::to_string(::getpid()));
+             else if (private_proc && spec.proc_writes == "all")
+                 writable.push_back("/proc");
+             return nnp ? apply_landlock(writable) : nnp_error;
+         }},
+        // A dedicated user when kbench runs as root; otherwise the user namespace made by the
+        // relay (reported there).
+        {"identity",
+         [&] {
+             if (spec.uid < 0)
+                 return spec.identity_missing.empty() ? std::string("no dedicated user was given")
+                                                      : spec.identity_missing;
+             if (spec.allows("capabilities")) limit_capability_bounds();
+             if (::setgroups(0, nullptr) != 0) return "setgroups: " + errno_text(errno);
+             if (::setresgid(gid_t(spec.gid), gid_t(spec.gid), gid_t(spec.gid)) != 0)
+                 return "setresgid: " + errno_text(errno);
+             if (::setresuid(uid_t(spec.uid), uid_t(spec.uid), uid_t(spec.uid)) != 0)
+                 return "setresuid: " + errno_text(errno);
+             return std::string();
+         }},
+        {"capabilities", [] { return drop_capabilities(); }},
+        {"event_limits",
+         [&] {
+             std::string why = limit_events();
+             return !why.empty() ? why : nnp ? refuse_uncharged_wakeups() : nnp_error;
+         }},
+        {"seccomp", [&] { return nnp ? apply_seccomp() : nnp_error; }},
+    };
+    for (const Step& step : steps) {
+        if (std::string_view(step.layer) == "identity" && !root) continue;
+        if (!spec.allows(step.layer)) {
+            layers.add(step.layer, false, spec.off_reason(step.layer));
+            continue;
+        }
+        std::string why = step.apply();
+        layers.add(step.layer, why.empty(), why);
     }
 
     std::string line = "S " + layers.to_json().dump() + "\n";
@@ -855,53 +769,42 @@ ConfinedProcess spawn_confined(const LockdownSpec& spec, const std::vector<int>&
             fail("the confined process ended before its lockdown was in place (" + line + ")");
         }
     }
-    if (root)
-        ;  // identity reported by the body
-    else if (user_error == kDisabled)
-        p.layers.add("identity", false, "forced off: " + spec.disabled_reason);
-    else
-        p.layers.add("identity", user_error == 0,
-                     "no user namespace: " + namespace_reason(int(user_error), false));
-    auto ns_layer = [&](const char* layer, long long error) {
-        if (error == kNotMade)
-            p.layers.add(layer, false, spec.ipc_namespace_off);
-        else if (error == kDisabled)
-            p.layers.add(layer, false, "forced off: " + spec.disabled_reason);
-        else
-            p.layers.add(layer, error == 0, namespace_reason(int(error), root));
+    // Each layer the relay and the init applied, from the code they sent: 0 applied, kDisabled
+    // off (the spec says why), kNotMade none made for this process (not_made says why; where
+    // that is empty the layer is not reported on: cpu_cgroup and disk_quota for processes that
+    // were not given one), else an errno or kNoMountNamespace, said by failed(code).
+    auto said = [&](const char* layer, long long code, const std::string& not_made,
+                    const std::function<std::string(int)>& failed) {
+        if (code == kDisabled)
+            p.layers.add(layer, false, spec.off_reason(layer));
+        else if (code == kNotMade) {
+            if (!not_made.empty()) p.layers.add(layer, false, not_made);
+        } else
+            p.layers.add(layer, code == 0, code == 0 ? "" : failed(int(code)));
     };
-    ns_layer("pid_namespace", pid_error);
-    ns_layer("network_namespace", net_error);
-    ns_layer("ipc_namespace", ipc_error);
-    ns_layer("mount_namespace", mount_error);
-    // Reported only where asked for (builders and sandboxes), like cpu_cgroup.
+    auto in_namespace = [&](int code) { return namespace_reason(code, root); };
+    if (!root)  // as root, the body reports its dedicated user
+        said("identity", user_error, "",
+             [](int code) { return "no user namespace: " + namespace_reason(code, false); });
+    said("pid_namespace", pid_error, "", in_namespace);
+    said("network_namespace", net_error, "", in_namespace);
+    said("ipc_namespace", ipc_error, spec.ipc_namespace_off, in_namespace);
+    said("mount_namespace", mount_error, "", in_namespace);
     std::vector<int>& folders = pending_fds()[report_read];
-    if (quota_error == 0 && folders.size() == spec.writable.size()) {
-        p.folders = folders;
-        p.layers.add("disk_quota", true, "");
-    } else if (quota_error == kDisabled) {
-        p.layers.add("disk_quota", false, "forced off: " + spec.disabled_reason);
-    } else if (quota_error == kNoMountNamespace) {
-        p.layers.add("disk_quota", false,
-                     "no mount namespace to make its folder a tmpfs in: it writes kbench's "
-                     "scratch folder, without a limit");
-    } else if (quota_error != kNotMade) {
-        p.layers.add("disk_quota", false,
-                     quota_error == 0
-                         ? "the descriptors of its folders did not come"
-                         : "cannot mount a tmpfs over its folder: " + errno_text(int(quota_error)));
-    }
+    if (quota_error == 0 && folders.size() != spec.writable.size()) quota_error = kNoFolders;
+    said("disk_quota", quota_error, "", [](int code) {
+        return code == kNoMountNamespace
+                   ? "no mount namespace to make its folder a tmpfs in: it writes kbench's "
+                     "scratch folder, without a limit"
+               : code == kNoFolders ? "the descriptors of its folders did not come"
+                                    : "cannot mount a tmpfs over its folder: " + errno_text(code);
+    });
+    if (quota_error == 0) p.folders = folders;
     if (p.folders.empty())
         for (int fd : folders) ::close(fd);
     pending_fds().erase(report_read);
-    // Made for sandboxes only: a process with none and no reason is not reported on.
-    if (cpu_error == kDisabled)
-        p.layers.add("cpu_cgroup", false, "forced off: " + spec.disabled_reason);
-    else if (cpu_error == kNotMade && !spec.cpu_cgroup_missing.empty())
-        p.layers.add("cpu_cgroup", false, spec.cpu_cgroup_missing);
-    else if (cpu_error != kNotMade)
-        p.layers.add("cpu_cgroup", cpu_error == 0,
-                     "cannot join " + spec.cpu_cgroup + ": " + std::strerror(int(cpu_error)));
+    said("cpu_cgroup", cpu_error, spec.cpu_cgroup_missing,
+         [&](int code) { return "cannot join " + spec.cpu_cgroup + ": " + errno_text(code); });
     // The body's pid as this process sees it: the init's child.
     pid_t init = pid_t(init_pid);
     p.body_pid = pid_t(body_ns_pid);
@@ -911,6 +814,8 @@ ConfinedProcess spawn_confined(const LockdownSpec& spec, const std::vector<int>&
         long long child = 0;
         p.body_pid = children >> child ? pid_t(child) : -1;
     }
+    // What the kernel shows of each layer reported applied.
+    check_layers(p.layers, p.body_pid, spec);
     return p;
 }
 
@@ -940,226 +845,6 @@ ConfinedEnd wait_confined(ConfinedProcess& p) {
     return end;
 }
 
-std::vector<std::pair<pid_t, std::string>> descendants_of(pid_t ancestor) {
-    std::vector<std::pair<pid_t, std::string>> out;
-    std::map<pid_t, pid_t> parents;
-    each_process([&](pid_t pid) { parents[pid] = parent_of(pid); });
-    for (const auto& [pid, parent] : parents) {
-        pid_t p = parent;
-        for (int depth = 0; depth < 4096 && p > 1 && p != ancestor; ++depth) {
-            auto it = parents.find(p);
-            p = it == parents.end() ? 0 : it->second;
-        }
-        if (p != ancestor || pid == ancestor) continue;
-        std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
-        std::string name;
-        std::getline(comm, name);
-        out.emplace_back(pid, name);
-    }
-    return out;
-}
-
-std::vector<pid_t> children_of(pid_t parent) {
-    std::vector<pid_t> out;
-    each_process([&](pid_t pid) {
-        if (parent_of(pid) == parent) out.push_back(pid);
-    });
-    return out;
-}
-
-std::vector<std::pair<pid_t, std::string>> threads_of(pid_t pid) {
-    std::vector<std::pair<pid_t, std::string>> out;
-    std::string dir = "/proc/" + std::to_string(pid) + "/task";
-    DIR* d = ::opendir(dir.c_str());
-    if (!d) return out;
-    while (dirent* e = ::readdir(d)) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-        std::ifstream comm(dir + "/" + e->d_name + "/comm");
-        std::string name;
-        std::getline(comm, name);
-        out.emplace_back(pid_t(std::atol(e->d_name)), name);
-    }
-    ::closedir(d);
-    std::sort(out.begin(), out.end());
-    return out;
-}
-
-namespace {
-
-cpu_set_t cpu_set_of(const std::vector<int>& cores) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    for (int c : cores)
-        if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
-    return set;
-}
-
-// Every thread of root and of the processes below it: process id, thread id, thread name.
-struct TreeThread {
-    pid_t pid;
-    pid_t tid;
-    std::string name;
-};
-std::vector<TreeThread> threads_in_tree(pid_t root) {
-    std::vector<TreeThread> out;
-    std::vector<pid_t> processes{root};
-    for (const auto& [pid, name] : descendants_of(root)) processes.push_back(pid);
-    for (pid_t pid : processes)
-        for (auto& [tid, name] : threads_of(pid)) out.push_back({pid, tid, std::move(name)});
-    return out;
-}
-
-// Whether the thread runs only on `set` (and under SCHED_IDLE where idle, with no reset on
-// fork); a thread that ended meanwhile counts as pinned.
-bool thread_pinned(pid_t tid, const cpu_set_t& set, bool idle) {
-    cpu_set_t now;
-    CPU_ZERO(&now);
-    if (::sched_getaffinity(tid, sizeof now, &now) != 0) return errno == ESRCH;
-    if (!CPU_EQUAL(&now, &set)) return false;
-    if (!idle) return true;
-    int policy = ::sched_getscheduler(tid);
-    return policy == SCHED_IDLE || (policy < 0 && errno == ESRCH);
-}
-
-std::vector<pid_t> nspids_of(pid_t pid) {
-    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-    for (std::string line; std::getline(status, line);) {
-        if (line.rfind("NSpid:", 0) != 0) continue;
-        std::istringstream fields(line.substr(6));
-        std::vector<pid_t> out;
-        for (long n; fields >> n;) out.push_back(pid_t(n));
-        return out;
-    }
-    return {};
-}
-
-// The init of a PID namespace that root's child started (root is a sandbox's relay): its pid
-// here, or -1.
-pid_t namespace_init_of(pid_t root) {
-    std::size_t depth = nspids_of(root).size();
-    for (pid_t child : children_of(root)) {
-        auto ids = nspids_of(child);
-        if (depth > 0 && ids.size() > depth && ids.back() == 1) return child;
-    }
-    return -1;
-}
-
-// The state letter of each thread of each process below ancestor.
-template <typename F>
-void each_thread_state(pid_t ancestor, F&& f) {
-    for (const auto& [pid, name] : descendants_of(ancestor))
-        for (const auto& [tid, thread] : threads_of(pid)) {
-            std::string fields = proc_stat_fields("/proc/" + std::to_string(pid) + "/task/" +
-                                                  std::to_string(tid) + "/stat");
-            if (!fields.empty()) f(fields[0]);  // else gone
-        }
-}
-
-// Whether every thread of every process below ancestor has stopped (or cannot run user code
-// now: in uninterruptible sleep, or ended).
-bool all_stopped(pid_t ancestor) {
-    bool all = true;
-    each_thread_state(ancestor, [&](char state) {
-        if (std::string_view("tTDZXx").find(state) == std::string_view::npos) all = false;
-    });
-    return all;
-}
-
-bool any_stopped(pid_t ancestor) {
-    bool any = false;
-    each_thread_state(ancestor, [&](char state) { any = any || state == 'T' || state == 't'; });
-    return any;
-}
-
-// The session a process belongs to (field 6 of its stat), or -1. 0 is a session whose leader is
-// outside this PID namespace (a container's, often): a session like any other.
-pid_t session_of(pid_t pid) {
-    std::istringstream fields(proc_stat_fields("/proc/" + std::to_string(pid) + "/stat"));
-    std::string state;
-    long ppid = 0, pgrp = 0, session = -1;
-    fields >> state >> ppid >> pgrp >> session;
-    return pid_t(session);
-}
-
-// Processes of root's tree in a session other than root's: with autogroups on (the usual
-// default), such a process is scheduled in a group of its own, where SCHED_IDLE no longer
-// yields to the baseline's threads.
-std::vector<std::string> other_sessions(pid_t root) {
-    std::vector<std::string> out;
-    pid_t mine = session_of(root);
-    for (const auto& [pid, name] : descendants_of(root)) {
-        pid_t theirs = session_of(pid);
-        if (mine >= 0 && theirs >= 0 && theirs != mine)
-            out.push_back(name + " (process " + std::to_string(pid) + ", in a session of its own)");
-    }
-    return out;
-}
-
-// The processes below root stopped, for as long as this lives, and continued after. With a PID
-// namespace of the sandbox's own, its init stops the whole namespace (kill(-1) there: a process
-// or thread started meanwhile is stopped with its starter), asked by freeze_signal() from
-// outside. Without one, root's process group is stopped, and processes that left the group one
-// by one. A stopped process can be continued by one not yet stopped (SIGCONT): the stop is sent
-// again until every thread is seen stopped, or frozen() is false.
-class Freeze {
-  public:
-    Freeze(pid_t root, bool on) : root_(root) {
-        if (!on) return;
-        init_ = namespace_init_of(root);
-        if (init_ > 0) {
-            for (int attempt = 0; attempt < 20 && !frozen_; ++attempt) {
-                if (::kill(init_, freeze_signal()) != 0) break;
-                frozen_ = wait_until([&] { return all_stopped(init_); }, 50);
-            }
-            return;
-        }
-        for (int attempt = 0; attempt < 20 && !frozen_; ++attempt) {
-            if (::getpgid(root) == root && ::kill(-root, SIGSTOP) == 0) group_ = true;
-            for (const auto& [pid, name] : descendants_of(root)) {
-                if (group_ && ::getpgid(pid) == root) continue;
-                if (::kill(pid, SIGSTOP) == 0 &&
-                    std::find(stopped_.begin(), stopped_.end(), pid) == stopped_.end())
-                    stopped_.push_back(pid);
-            }
-            frozen_ = wait_until([&] { return all_stopped(root); }, 50);
-        }
-    }
-    ~Freeze() {
-        if (init_ > 0) ::kill(init_, thaw_signal());
-        if (group_) ::kill(-root_, SIGCONT);
-        // Only what still descends from root: a pid that ended could name another process.
-        if (!stopped_.empty())
-            for (const auto& [pid, name] : descendants_of(root_))
-                if (std::find(stopped_.begin(), stopped_.end(), pid) != stopped_.end())
-                    ::kill(pid, SIGCONT);
-        // Continued before the timing starts (the init may have to wait for the core).
-        if (init_ > 0 || group_ || !stopped_.empty())
-            wait_until([&] { return !any_stopped(root_); }, 200);
-    }
-    Freeze(const Freeze&) = delete;
-    Freeze& operator=(const Freeze&) = delete;
-    bool frozen() const { return frozen_; }
-
-  private:
-    template <typename F>
-    static bool wait_until(F&& done, int milliseconds) {
-        auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(milliseconds);
-        for (;;) {
-            if (done()) return true;
-            if (std::chrono::steady_clock::now() >= until) return false;
-            std::this_thread::sleep_for(std::chrono::microseconds(200));
-        }
-    }
-
-    pid_t root_;
-    pid_t init_ = -1;
-    bool group_ = false;
-    bool frozen_ = false;
-    std::vector<pid_t> stopped_;
-};
-
-}  // namespace
-
 // Real-time signals: each one sent is queued, so the candidate's own (ignored) cannot hide
 // kbench's; the freeze's number is the lower, so a pending freeze is handled before a thaw.
 int freeze_signal() {
@@ -1167,106 +852,6 @@ int freeze_signal() {
 }
 int thaw_signal() {
     return SIGRTMIN + 5;
-}
-
-bool pin_process_tree(pid_t root, const std::vector<int>& cores, bool idle, bool freeze,
-                      std::string* why) {
-    if (cores.empty()) return true;
-    const cpu_set_t set = cpu_set_of(cores);
-    constexpr int kMaxPasses = 64;
-    Freeze frozen(root, freeze);
-    if (freeze && !frozen.frozen()) {
-        if (why)
-            *why = "the processes of " + std::to_string(root) +
-                   " did not stay stopped while they were pinned (continued by one another?)";
-        return false;
-    }
-    // Pass after pass until one finds every thread pinned: a thread started meanwhile by one not
-    // yet pinned is caught by the next (one started by a pinned thread inherits its core and
-    // policy).
-    for (int pass = 0; pass < kMaxPasses; ++pass) {
-        auto threads = threads_in_tree(root);
-        if (threads.empty()) {
-            if (why) *why = "process " + std::to_string(root) + " has no threads (gone?)";
-            return false;
-        }
-        bool changed = false;
-        for (const TreeThread& t : threads) {
-            if (thread_pinned(t.tid, set, idle)) continue;
-            changed = true;
-            sched_param none{};
-            const char* call = "sched_setaffinity";
-            int r = ::sched_setaffinity(t.tid, sizeof set, &set);
-            if (r == 0 && idle) {
-                call = "sched_setscheduler";
-                r = ::sched_setscheduler(t.tid, SCHED_IDLE, &none);
-            }
-            if (r == 0 || errno == ESRCH) continue;
-            if (why)
-                *why = std::string(call) + " of thread " + std::to_string(t.tid) + " (" + t.name +
-                       ") of process " + std::to_string(t.pid) + ": " + std::strerror(errno);
-            return false;
-        }
-        if (!changed) {
-            auto apart = idle ? other_sessions(root) : std::vector<std::string>();
-            if (apart.empty()) return true;
-            if (why) *why = "SCHED_IDLE does not hold for " + apart.front();
-            return false;
-        }
-    }
-    if (why)
-        *why = "threads of process " + std::to_string(root) + " kept starting faster than " +
-               std::to_string(kMaxPasses) + " passes could pin them";
-    return false;
-}
-
-std::vector<int> cores_of(pid_t pid) {
-    std::vector<int> out;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (::sched_getaffinity(pid, sizeof set, &set) != 0) return out;
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-        if (CPU_ISSET(c, &set)) out.push_back(c);
-    return out;
-}
-
-void release_process_tree(pid_t root, const std::vector<int>& cores) {
-    if (cores.empty()) return;
-    const cpu_set_t set = cpu_set_of(cores);
-    sched_param none{};
-    for (const TreeThread& t : threads_in_tree(root)) {
-        ::sched_setaffinity(t.tid, sizeof set, &set);
-        if (::sched_getscheduler(t.tid) == SCHED_IDLE)
-            ::sched_setscheduler(t.tid, SCHED_OTHER, &none);
-    }
-}
-
-bool place_threads(pid_t pid, const std::vector<int>& cores) {
-    if (cores.empty()) return true;
-    const cpu_set_t set = cpu_set_of(cores);
-    bool all = true;
-    for (const auto& [tid, name] : threads_of(pid))
-        if (::sched_setaffinity(tid, sizeof set, &set) != 0 && errno != ESRCH) all = false;
-    return all;
-}
-
-std::vector<std::string> unpinned_threads(pid_t root, const std::vector<int>& cores, bool idle) {
-    std::vector<std::string> out;
-    if (cores.empty()) return out;
-    const cpu_set_t set = cpu_set_of(cores);
-    for (const TreeThread& t : threads_in_tree(root))
-        if (!thread_pinned(t.tid, set, idle))
-            out.push_back(t.name + " (thread " + std::to_string(t.tid) + " of process " +
-                          std::to_string(t.pid) + ")");
-    if (idle)
-        for (auto& p : other_sessions(root)) out.push_back(std::move(p));
-    return out;
-}
-
-void give_way_to_others() {
-    ::setpriority(PRIO_PROCESS, 0, ::getpriority(PRIO_PROCESS, 0) + 10);
-    sched_param none{};
-    ::sched_setscheduler(0, SCHED_IDLE, &none);
 }
 
 void make_undumpable() {

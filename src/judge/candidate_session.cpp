@@ -13,11 +13,11 @@
 #include <optional>
 #include <sstream>
 
-#include "confinement/cpu_cgroup.hpp"
-#include "confinement/lockdown.hpp"
+#include "confinement/cgroups.hpp"
 #include "core/fields.hpp"
 #include "core/files.hpp"
 #include "core/settings.hpp"
+#include "process/process_tree.hpp"
 #include "runtime/cuda_timing_device.hpp"
 #include "runtime/python_program.hpp"
 #include "runtime/signals.hpp"

@@ -27,6 +27,7 @@
 #include "confinement/lockdown.hpp"
 #include "core/error.hpp"
 #include "process/bounded_output.hpp"
+#include "process/process_tree.hpp"
 
 namespace kbench::sandbox {
 

@@ -22,7 +22,8 @@ struct LayerInfo {
     // mounted in them), "cgroup" (it joins a cgroup kbench made for it, before any candidate
     // code) or "self" (it applies it to itself, before any candidate code)
     std::string_view stage;
-    std::string_view gives;  // what it gives, for docs/security.md
+    std::string_view gives;    // what it gives, for docs/security.md
+    std::string_view checked;  // what kbench sees of it from outside (confinement/layer_checks)
 };
 const std::vector<LayerInfo>& layer_table();
 // The layers' ids, in the table's order.
@@ -38,16 +39,17 @@ struct LockdownSpec {
     std::vector<std::string> writable;  // folders it may write: its own scratch
     std::int64_t uid = -1;              // the dedicated user when kbench runs as root, else -1
     std::int64_t gid = -1;
-    std::uint64_t memory_bytes = 0;     // its memory limit (0: none)
-    std::uint64_t disk_bytes = 0;       // the size of each writable folder (0: no quota)
-    std::string cgroup;                 // a memory cgroup made for it (folder), or empty
-    std::string cgroup_missing;         // why there is none
-    std::string pids_cgroup;            // a cgroup that limits its tasks (folder), or empty
-    std::string pids_cgroup_missing;    // why there is none
-    std::string cpu_cgroup;             // a cgroup that counts its CPU time (folder), or empty
-    std::string cpu_cgroup_missing;     // why there is none (empty too: none is made for it)
-    std::vector<std::string> disabled;  // layers forced off, with the reason below
-    std::string disabled_reason;
+    std::uint64_t memory_bytes = 0;   // its memory limit (0: none)
+    std::uint64_t disk_bytes = 0;     // the size of each writable folder (0: no quota)
+    std::string cgroup;               // a memory cgroup made for it (folder), or empty
+    std::string cgroup_missing;       // why there is none
+    std::string pids_cgroup;          // a cgroup that limits its tasks (folder), or empty
+    std::string pids_cgroup_missing;  // why there is none
+    std::string cpu_cgroup;           // a cgroup that counts its CPU time (folder), or empty
+    std::string cpu_cgroup_missing;   // why there is none (empty too: none is made for it)
+    // Layers left off, each with why: "forced off: KBENCH_SANDBOX_DISABLE", or the zygote's
+    // "CUDA cannot start under it on this machine (...)". Reported as given.
+    std::map<std::string, std::string> off;
     std::string identity_missing;  // why no dedicated user, when kbench runs as root
     // Why no IPC namespace is made, where the machine would allow one (empty: it is made).
     std::string ipc_namespace_off;
@@ -63,7 +65,9 @@ struct LockdownSpec {
     // its threads' names, and does not start where it cannot), "all" all of that /proc.
     std::string proc_writes;
 
-    bool allows(const std::string& layer) const;
+    bool allows(const std::string& layer) const { return !off.count(layer); }
+    // Why layer is off (empty where it is not).
+    std::string off_reason(const std::string& layer) const;
     json to_json() const;
     static LockdownSpec from_json(const json& j);
 };

@@ -14,10 +14,9 @@
 #include <cstring>
 #include <map>
 
-#include "confinement/cpu_cgroup.hpp"
+#include "confinement/cgroups.hpp"
 #include "confinement/lockdown.hpp"
-#include "confinement/memory_cgroup.hpp"
-#include "confinement/pids_cgroup.hpp"
+#include "process/process_tree.hpp"
 #include "protocol/framing.hpp"
 #include "protocol/zygote_messages.hpp"
 #include "runtime/signals.hpp"
@@ -160,9 +159,7 @@ class Zygote {
         for (auto& [pid, child] : children_) {
             ::kill(-pid, SIGKILL);
             sandbox::wait_confined(child.process);
-            cgroups_.remove(child.cgroup);
-            pids_cgroups_.remove(child.pids_cgroup);
-            cpu_cgroups_.remove(child.cpu_cgroup);
+            cgroups_.remove(child.cgroups);
         }
         return 0;
     }
@@ -170,9 +167,7 @@ class Zygote {
   private:
     struct Child {
         sandbox::ConfinedProcess process;
-        std::string cgroup;
-        std::string pids_cgroup;
-        std::string cpu_cgroup;
+        sandbox::Cgroups::Made cgroups;
         std::vector<std::string> signals;  // what its processes sent to the zygote
     };
 
@@ -251,14 +246,14 @@ class Zygote {
         std::vector<std::string> off;
         for (const std::string& layer : kCudaSuspects) {
             if (!fewer.allows(layer)) continue;
-            fewer.disabled.push_back(layer);
+            fewer.off[layer] = "taken off to see whether CUDA starts without it";
             off.push_back(layer);
             if (!cuda_starts_under(fewer).empty()) continue;
             // The last one taken off is needed; each before it is put back where CUDA still
             // starts without it taken off.
             for (std::size_t i = 0; i + 1 < off.size(); ++i) {
                 sandbox::LockdownSpec back = fewer;
-                std::erase(back.disabled, off[i]);
+                back.off.erase(off[i]);
                 if (cuda_starts_under(back).empty()) fewer = back;
             }
             for (const std::string& culprit : off)
@@ -277,49 +272,19 @@ class Zygote {
             find_cuda_unusable_layers(spec);
             spec.proc_writes = cuda_proc_writes_;
         }
-        std::string off_reason;
-        for (const auto& [layer, why] : cuda_unusable_) {
-            if (!spec.allows(layer)) continue;
-            spec.disabled.push_back(layer);
-            off_reason = why;
-        }
-        if (!off_reason.empty() && spec.disabled_reason.empty()) spec.disabled_reason = off_reason;
+        for (const auto& [layer, why] : cuda_unusable_) spec.off.emplace(layer, why);
+        // Its memory limit, its task limit, and for a sandbox the count of its CPU time (what
+        // it does while the other side's requests are timed).
         Child child;
-        if (spec.memory_bytes > 0 && spec.allows("memory_limit")) {
-            child.cgroup = cgroups_.make(spec.memory_bytes);
-            spec.cgroup = child.cgroup;
-            spec.cgroup_missing = cgroups_.missing_reason();
-        } else if (spec.memory_bytes == 0) {
-            spec.cgroup_missing = "no memory limit was asked for";
-        }
-        // Tasks: on cgroup v2 the memory cgroup holds the limit (a process is in one v2
-        // cgroup only), else a v1 pids cgroup of its own.
-        if (spec.allows("pids_limit")) {
-            if (cgroups_.v2() && !child.cgroup.empty()) {
-                spec.pids_cgroup_missing = sandbox::limit_tasks(child.cgroup, sandbox::kMaxTasks);
-                if (spec.pids_cgroup_missing.empty()) spec.pids_cgroup = child.cgroup;
-            } else if (!pids_cgroups_.available() && !spec.cgroup_missing.empty()) {
-                spec.pids_cgroup_missing = "no memory cgroup to hold the task limit (" +
-                                           spec.cgroup_missing + ") and " +
-                                           pids_cgroups_.missing_reason();
-            } else {
-                child.pids_cgroup = pids_cgroups_.make(sandbox::kMaxTasks);
-                spec.pids_cgroup = child.pids_cgroup;
-                if (spec.pids_cgroup.empty())
-                    spec.pids_cgroup_missing = pids_cgroups_.missing_reason();
-            }
-        }
-        // A sandbox's CPU time is counted while the other side's requests are timed; a v2
-        // memory cgroup counts it already (and a process is in one v2 cgroup only).
-        if (request.role == "sandbox" && spec.allows("cpu_cgroup")) {
-            if (cgroups_.v2() && !child.cgroup.empty()) {
-                spec.cpu_cgroup = child.cgroup;
-            } else {
-                child.cpu_cgroup = cpu_cgroups_.make();
-                spec.cpu_cgroup = child.cpu_cgroup;
-            }
-            if (spec.cpu_cgroup.empty()) spec.cpu_cgroup_missing = cpu_cgroups_.missing_reason();
-        }
+        child.cgroups = cgroups_.make(spec.allows("memory_limit") ? spec.memory_bytes : 0,
+                                      spec.allows("pids_limit") ? sandbox::kMaxTasks : 0,
+                                      request.role == "sandbox" && spec.allows("cpu_cgroup"));
+        spec.cgroup = child.cgroups.memory;
+        spec.cgroup_missing = child.cgroups.memory_missing;
+        spec.pids_cgroup = child.cgroups.pids;
+        spec.pids_cgroup_missing = child.cgroups.pids_missing;
+        spec.cpu_cgroup = child.cgroups.cpu;
+        spec.cpu_cgroup_missing = child.cgroups.cpu_missing;
         int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
         PyOS_BeforeFork();
         std::fflush(nullptr);
@@ -338,9 +303,7 @@ class Zygote {
         } catch (...) {
             PyOS_AfterFork_Parent();
             ::close(null);
-            cgroups_.remove(child.cgroup);
-            pids_cgroups_.remove(child.pids_cgroup);
-            cpu_cgroups_.remove(child.cpu_cgroup);
+            cgroups_.remove(child.cgroups);
             throw;
         }
         PyOS_AfterFork_Parent();
@@ -348,12 +311,6 @@ class Zygote {
         watch_process(child.process.pid);
         protocol::Forked out{child.process.pid, child.process.body_pid, child.process.layers};
         folders_ = std::exchange(child.process.folders, {});
-        // A layer dropped because CUDA cannot start under it says so, not "forced off".
-        for (const auto& [layer, why] : cuda_unusable_)
-            if (out.layers.missing.count(layer) &&
-                std::find(request.lockdown.disabled.begin(), request.lockdown.disabled.end(),
-                          layer) == request.lockdown.disabled.end())
-                out.layers.missing[layer] = why;
         children_[child.process.pid] = std::move(child);
         return out;
     }
@@ -366,9 +323,7 @@ class Zygote {
         attribute_signals();
         std::vector<std::string> signals = it->second.signals;
         unwatch_process(pid_t(request.pid));
-        cgroups_.remove(it->second.cgroup);
-        pids_cgroups_.remove(it->second.pids_cgroup);
-        cpu_cgroups_.remove(it->second.cpu_cgroup);
+        cgroups_.remove(it->second.cgroups);
         children_.erase(it);
         kill_strays();
         protocol::Reaped r;
@@ -402,9 +357,7 @@ class Zygote {
     int fd_;
     DeviceKind device_kind_;
     std::map<pid_t, Child> children_;
-    sandbox::MemoryCgroups cgroups_;
-    sandbox::PidsCgroups pids_cgroups_;
-    sandbox::CpuCgroups cpu_cgroups_;
+    sandbox::Cgroups cgroups_;
     bool cuda_checked_ = false;
     std::string cuda_proc_writes_;  // what of /proc GPU sandboxes may write (LockdownSpec)
     std::vector<int> folders_;      // the last forked process's, sent with its reply

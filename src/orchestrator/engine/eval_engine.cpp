@@ -12,7 +12,6 @@
 
 #include <unistd.h>
 
-#include "confinement/lockdown.hpp"
 #include "core/error.hpp"
 #include "core/sha256.hpp"
 #include "orchestrator/devices/devices.hpp"
@@ -21,6 +20,7 @@
 #include "orchestrator/engine/work_queue.hpp"
 #include "orchestrator/run/interruption.hpp"
 #include "process/process.hpp"
+#include "process/process_tree.hpp"
 
 namespace kbench::orchestrator {
 

@@ -15,6 +15,7 @@
 #include "orchestrator/engine/phases.hpp"
 #include "orchestrator/engine/text.hpp"
 #include "orchestrator/run/interruption.hpp"
+#include "process/process_tree.hpp"
 #include "protocol/judge_messages.hpp"
 
 namespace kbench::orchestrator {

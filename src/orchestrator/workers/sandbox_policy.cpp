@@ -40,9 +40,8 @@ SandboxPolicy SandboxPolicy::decide(const std::string& python) {
             throw UsageError("KBENCH_SANDBOX_DISABLE names '" + layer + "', which is no layer",
                              "use names from: " + names);
         }
-        p.disabled.push_back(layer);
+        p.off[layer] = "forced off: KBENCH_SANDBOX_DISABLE";
     }
-    if (!p.disabled.empty()) p.disabled_reason = "KBENCH_SANDBOX_DISABLE";
 
     double gib = std::atof(setting_or("KBENCH_SANDBOX_MEMORY_GIB", "0").c_str());
     p.memory_bytes = gib > 0 ? std::uint64_t(gib * double(1ull << 30))
@@ -55,9 +54,7 @@ SandboxPolicy SandboxPolicy::decide(const std::string& python) {
                          "unset it for the default (2), or give a size such as 4");
     p.disk_bytes = std::uint64_t(disk_gib * double(1ull << 30));
 
-    if (::geteuid() != 0 ||
-        std::find(p.disabled.begin(), p.disabled.end(), "identity") != p.disabled.end())
-        return p;
+    if (::geteuid() != 0 || p.off.count("identity")) return p;
     p.user = setting_or("KBENCH_SANDBOX_USER", "nobody");
     const passwd* pw = ::getpwnam(p.user.c_str());
     if (!pw) {
@@ -95,8 +92,7 @@ sandbox::LockdownSpec SandboxPolicy::lockdown(const fs::path& scratch,
     s.gid = gid;
     s.memory_bytes = memory_bytes;
     s.disk_bytes = disk_bytes;
-    s.disabled = disabled;
-    s.disabled_reason = disabled_reason;
+    s.off = off;
     s.identity_missing = identity_missing;
     return s;
 }

@@ -14,9 +14,8 @@ struct SandboxPolicy {
     std::int64_t uid = -1;  // the dedicated user (kbench run as root), else -1
     std::int64_t gid = -1;
     std::string user;
-    std::string identity_missing;       // why there is no dedicated user, when kbench is root
-    std::vector<std::string> disabled;  // layers forced off
-    std::string disabled_reason;
+    std::string identity_missing;            // why there is no dedicated user, when kbench is root
+    std::map<std::string, std::string> off;  // layers forced off, each with why
     std::uint64_t memory_bytes = 0;
     std::uint64_t disk_bytes = 0;  // each process's own folder: a tmpfs of this size
     // kbench's scratch folder for the command: a process sees only its own folder in it (and

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "process/process_tree.hpp"
 #include "protocol/zygote_messages.hpp"
 
 namespace kbench::orchestrator {

@@ -4,17 +4,19 @@
 
 #include <set>
 
-#include "confinement/pids_cgroup.hpp"
+#include "confinement/cgroups.hpp"
 
 namespace kbench::sandbox {
 
-TEST(LayerTable, EachLayerOnceWithItsStageAndWhatItGives) {
+TEST(LayerTable, EachLayerOnceWithItsStageWhatItGivesAndItsCheck) {
     std::set<std::string_view> ids;
     for (const LayerInfo& l : layer_table()) {
         EXPECT_TRUE(ids.insert(l.id).second) << l.id;
         EXPECT_TRUE(l.stage == "start" || l.stage == "cgroup" || l.stage == "self") << l.id;
         EXPECT_FALSE(l.gives.empty()) << l.id;
         EXPECT_EQ(l.gives.find('|'), std::string_view::npos) << l.id << ": breaks the table";
+        EXPECT_FALSE(l.checked.empty()) << l.id;
+        EXPECT_EQ(l.checked.find('|'), std::string_view::npos) << l.id << ": breaks the table";
     }
     EXPECT_EQ(lockdown_layers().size(), layer_table().size());
     EXPECT_EQ(lockdown_layers().front(), "identity");
