@@ -94,9 +94,9 @@ std::string bytes_text(std::uint64_t bytes) {
     return text;
 }
 
-std::string MemoryPlan::needs_text() const {
-    std::string out =
-        "needs " + bytes_text(total()) + " on the device (the judge " + bytes_text(judge) + ", ";
+std::string MemoryPlan::needs_text(bool at_least) const {
+    std::string out = std::string(at_least ? "needs at least " : "needs ") + bytes_text(total()) +
+                      " on the device (the judge " + bytes_text(judge) + ", ";
     if (rounds) out += "the reference's own sandbox " + bytes_text(reference_sandbox) + ", ";
     out += "the candidate's sandbox " + bytes_text(candidate_sandbox) + ", CUDA contexts " +
            bytes_text(contexts) + "); the device has " + bytes_text(device);

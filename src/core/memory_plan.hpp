@@ -63,8 +63,9 @@ struct MemoryPlan {
     bool arbiter_on_device() const { return total() + arbiter <= device; }
     // What the candidate's sandbox may use: the device less the others' shares and contexts.
     std::uint64_t candidate_allowance() const;
-    // "needs 19.2 GiB on the device (judge 12.1 GiB, ...); the device has 16.0 GiB"
-    std::string needs_text() const;
+    // "needs 19.2 GiB on the device (judge 12.1 GiB, ...); the device has 16.0 GiB"; "needs at
+    // least" where the call peak is a bound (the reference's first call ran out of memory).
+    std::string needs_text(bool at_least = false) const;
     json to_json() const;
 };
 

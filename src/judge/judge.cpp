@@ -137,9 +137,10 @@ class Judge {
         release_memory();
         capacity_ = request.device_memory ? request.device_memory : device_.memory_bytes();
         capped_ = device_.is_cuda() && request.device_memory > 0;
-        // Under a cap the reference's first call may use it all but the three processes' CUDA
-        // contexts; what the judge keeps to afterwards is its share of the plan.
-        if (capped_) cap(capacity_ > 3 * kContextBytes ? capacity_ - 3 * kContextBytes : 0);
+        // Under a cap, while no sandbox is attached (the reference's first call, the flop count,
+        // a baseline timed here) the judge may use it all but the three processes' CUDA
+        // contexts; while one is, its share of the plan (attach).
+        if (capped_) cap(alone());
         try {
             problem_ = load_reference(request, device_);
         } catch (const ProblemTooLarge& e) {
@@ -155,10 +156,6 @@ class Judge {
         }
         problem_->key = key;
         problem_->plan = plan_memory(problem_->memory, capacity_, request.rounds, problem_->strict);
-        // The PyTorch part: all but the shared buffers, which the reference's call never meets
-        // where its outputs wait on the host.
-        const MemoryPlan& plan = problem_->plan;
-        if (capped_) cap(plan.judge - (plan.outputs_on_host ? 0 : plan.judge_shared));
         device_.synchronize();
         return prepared(false);
     }
@@ -166,6 +163,22 @@ class Judge {
     protocol::ProblemPrepared prepared(bool cached) const {
         const ReferenceProblem& p = *problem_;
         return {cached, p.inputs_seconds, p.trial_bytes, p.precision_state, p.memory, capacity_};
+    }
+
+    // Under --device-memory, what the judge's PyTorch allocations may reach with no sandbox
+    // attached: the cap less the three processes' CUDA contexts.
+    std::uint64_t alone() const {
+        return capacity_ > 3 * kContextBytes ? capacity_ - 3 * kContextBytes : 0;
+    }
+
+    // Its share of the plan while sandboxes are attached, less the shared buffers (outside
+    // PyTorch's allocator), which the reference's call never meets where its outputs wait on
+    // the host. What it cached alone goes back to the device first.
+    void cap_to_share() {
+        if (!capped_ || !problem_) return;
+        release_memory();
+        const MemoryPlan& plan = problem_->plan;
+        cap(plan.judge - (plan.outputs_on_host ? 0 : plan.judge_shared));
     }
 
     // Caps this process's PyTorch allocations (--device-memory).
@@ -214,6 +227,7 @@ class Judge {
             py::module_::import("kbench_worker.memory").attr("reset_peak")();
             reset_shared_device_peak();
         }
+        cap_to_share();
         session_ = std::make_unique<CandidateSession>(problem(), device_, socket,
                                                       pid_t(request.sandbox_pid));
         session_->set_call_limits(request.call_factor, request.call_floor_s, request.first_call_s);
@@ -268,6 +282,7 @@ class Judge {
         if (watched_ > 0) unwatch_process(watched_);
         watched_ = 0;
         release_memory();
+        if (capped_) cap(alone());
     }
 
     // torch.compile's first call compiles (and, with max-autotune, benchmarks its choices):

@@ -340,7 +340,10 @@ void Evaluator::plan_memory_for(const protocol::ProblemPrepared& prepared) {
     // A CPU's memory is the machine's: planned (the audit shows it), never refused.
     if (device_info_.value("type", "") != "cuda") return;
     detail("  memory plan: " + plan_->needs_text());
-    if (!plan_->fits()) throw ProblemTooLarge(*plan_, device_name());
+    // The judge's first call of the reference ran out of memory (it measured no call then).
+    bool first_call_failed = prepared.trial_bytes == 0;
+    if (first_call_failed || !plan_->fits())
+        throw ProblemTooLarge(*plan_, device_name(), first_call_failed);
 }
 
 Verdict Evaluator::evaluate_once(const ProblemSpec& problem, const CandidateSpec& candidate,

@@ -36,10 +36,14 @@ class ReferenceError : public UsageError {
 // load_error that says what it needs and what the device has, never retried. `plan` says why.
 class ProblemTooLarge : public ReferenceError {
   public:
-    ProblemTooLarge(const MemoryPlan& plan, const std::string& device)
-        : ReferenceError("the problem does not fit on " + device + ": it " + plan.needs_text(),
-                         "evaluate it on a GPU with more memory (or with a larger "
-                         "--device-memory, where it is set)"),
+    // first_call_failed: the reference's first call ran out of memory (its need is a bound).
+    ProblemTooLarge(const MemoryPlan& plan, const std::string& device, bool first_call_failed)
+        : ReferenceError(
+              "the problem does not fit on " + device + ": " +
+                  (first_call_failed ? "the reference's first call ran out of memory; " : "") +
+                  "it " + plan.needs_text(first_call_failed),
+              "evaluate it on a GPU with more memory (or with a larger "
+              "--device-memory, where it is set)"),
           plan_(plan) {}
     const MemoryPlan& plan() const { return plan_; }
 

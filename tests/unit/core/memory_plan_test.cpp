@@ -88,6 +88,8 @@ TEST(MemoryPlan, ANeedBeyondTheDeviceIsSaidWithEachPartysShare) {
     EXPECT_NE(text.find("the judge 12.9 GiB"), std::string::npos) << text;
     EXPECT_NE(text.find("the candidate's sandbox 6.0 GiB"), std::string::npos) << text;
     EXPECT_NE(text.find("the device has 24.0 GiB"), std::string::npos) << text;
+    // Where the reference's first call ran out of memory, its call peak is a bound.
+    EXPECT_EQ(p.needs_text(true).rfind("needs at least 26.8 GiB on the device", 0), 0u);
     EXPECT_LT(p.candidate_allowance(), p.candidate_sandbox);
     json j = p.to_json();
     EXPECT_EQ(j["fits"], false);

@@ -62,7 +62,17 @@ def device_used():
     return total - free
 
 
+_cap = None
+
+
 def cap(nbytes):
     """Caps this process's PyTorch allocations at nbytes of the device's memory."""
+    global _cap
     total = torch.cuda.get_device_properties(0).total_memory
     torch.cuda.set_per_process_memory_fraction(max(min(nbytes / total, 1.0), 1e-4))
+    _cap = min(nbytes, total)
+
+
+def limit():
+    """What this process's PyTorch allocations may reach: its cap, else the device's memory."""
+    return _cap if _cap is not None else torch.cuda.get_device_properties(0).total_memory
