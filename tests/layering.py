@@ -4,7 +4,8 @@ a unit test does not sit where its source does (tests/unit/<folder>/<file>_test.
 src/<folder>/<file>.hpp or .cpp), and when a verdict's status or blame is assigned anywhere but
 src/core/decision.cpp (every other place reports a Decision to decide()); and when a KBENCH_*
 environment variable is read with getenv outside src/core/settings.cpp, or named in src/ without
-a row in its table.
+a row in its table; and when C++ imports a Python module anywhere but src/runtime/python.cpp, or
+names one (python_module("...")) that its table does not list.
 
 The layers are the table between `<!-- layers` and `<!-- /layers -->` in docs/architecture.md:
 a row a folder of src/, with the folders it may include. A folder of src/ that the table does not
@@ -26,6 +27,11 @@ SETTINGS = "core/settings.cpp"
 GETENV = re.compile(r'getenv\(\s*"(KBENCH_[A-Z0-9_]+)"')
 VARIABLE = re.compile(r"\bKBENCH_[A-Z0-9_]+\b")
 SETTING_ROW = re.compile(r'\{"(KBENCH_[A-Z0-9_]+)",\s*K::')
+# Python modules: imported only through runtime/python (python_module()), each in its table.
+PYTHON = "runtime/python.cpp"
+IMPORT = re.compile(r"module_::import\(")
+PYTHON_USE = re.compile(r'python_module\(\s*"([A-Za-z0-9_.]+)"')
+PYTHON_ROW = re.compile(r'\{"([A-Za-z0-9_.]+)",\s*"')
 # Compile definitions of kbench's own build, not environment variables.
 NOT_SETTINGS = {"KBENCH_WITH_CUDA", "KBENCH_WITH_CUPTI", "KBENCH_SOURCE_DIR"}
 ROW = re.compile(r"^\|\s*`([a-z_]+)`\s*\|(.*)\|\s*$")
@@ -60,6 +66,8 @@ def main():
             errors.append(f"docs/architecture.md: {folder} may include {name}, which has no row")
     table = src / SETTINGS
     known = set(SETTING_ROW.findall(table.read_text())) if table.is_file() else set()
+    python_table = src / PYTHON
+    modules = set(PYTHON_ROW.findall(python_table.read_text())) if python_table.is_file() else set()
     unlisted = {}
     checked = 0
     for path in sorted(src.rglob("*")):
@@ -90,6 +98,16 @@ def main():
                 line = text.count("\n", 0, match.start()) + 1
                 errors.append(f"{path.relative_to(root)}:{line}: {match.group(1)} read with getenv: "
                               f"read it with setting() (src/{SETTINGS})")
+        if path.relative_to(src).as_posix() != PYTHON:
+            for match in IMPORT.finditer(text):
+                line = text.count("\n", 0, match.start()) + 1
+                errors.append(f"{path.relative_to(root)}:{line}: a Python module imported "
+                              f"directly: use python_module() (src/{PYTHON})")
+        for match in PYTHON_USE.finditer(text):
+            if match.group(1) not in modules:
+                line = text.count("\n", 0, match.start()) + 1
+                errors.append(f"{path.relative_to(root)}:{line}: Python module {match.group(1)} "
+                              f"is not in the table of src/{PYTHON}")
         if path.relative_to(src).as_posix() != DECIDER:
             for match in DECISION.finditer(text):
                 line = text.count("\n", 0, match.start()) + 1

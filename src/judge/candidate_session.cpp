@@ -19,6 +19,7 @@
 #include "core/settings.hpp"
 #include "process/process_tree.hpp"
 #include "runtime/cuda_timing_device.hpp"
+#include "runtime/python.hpp"
 #include "runtime/python_program.hpp"
 #include "runtime/signals.hpp"
 #include "timing/remote_measurement.hpp"
@@ -34,7 +35,7 @@ using protocol::FaultKind;
 void debug_memory(const std::string& where) {
     static const bool on = setting("KBENCH_DEBUG_MEMORY").has_value();
     if (!on) return;
-    py::module_ memory = py::module_::import("kbench_worker.memory");
+    py::module_ memory = python_module("kbench_worker.memory");
     SharedDeviceBytes shared = shared_device_bytes();
     constexpr double gib = double(std::uint64_t(1) << 30);
     std::fprintf(stderr,
@@ -356,7 +357,7 @@ CandidateSession::CandidateSession(ReferenceProblem& problem, const Device& devi
 
 void CandidateSession::blame_memory(const std::string& what) const {
     if (!device_.is_cuda()) return;
-    py::module_ memory = py::module_::import("kbench_worker.memory");
+    py::module_ memory = python_module("kbench_worker.memory");
     std::uint64_t judge =
         memory.attr("reserved")().cast<std::uint64_t>() + shared_device_bytes().live;
     // Beyond its plan the shortfall may be the judge's own: kbench's.
@@ -456,7 +457,7 @@ std::size_t CandidateSession::memory_budget() const {
 json CandidateSession::memory_report(const CandidateSession* reference) const {
     if (!device_.is_cuda()) return json();
     debug_memory("report");
-    py::module_ memory = py::module_::import("kbench_worker.memory");
+    py::module_ memory = python_module("kbench_worker.memory");
     std::uint64_t judge =
         memory.attr("peak_reserved")().cast<std::uint64_t>() + shared_device_bytes().peak;
     std::uint64_t device = exchange_.device_peak_bytes();

@@ -17,6 +17,7 @@
 #include "protocol/judge_messages.hpp"
 #include "runtime/cuda_timing_device.hpp"
 #include "runtime/device.hpp"
+#include "runtime/python.hpp"
 #include "runtime/python_program.hpp"
 #include "runtime/shared_tensor.hpp"
 #include "runtime/signals.hpp"
@@ -45,7 +46,7 @@ class Judge {
         sandbox::send_message(fd_, hello().to_json());
         // The flop counter's first use imports most of torch._dynamo (about 0.7 s): here, while
         // kbench starts the rest, rather than in the first candidate's evaluation.
-        py::module_::import("kbench_worker.floor").attr("warm")();
+        python_module("kbench_worker.floor").attr("warm")();
         while (auto message = sandbox::recv_message(fd_)) {
             json reply;
             try {
@@ -68,8 +69,8 @@ class Judge {
 
   private:
     protocol::JudgeHello hello() {
-        py::module_ torch = py::module_::import("torch");
-        py::module_ sys = py::module_::import("sys");
+        py::module_ torch = python_module("torch");
+        py::module_ sys = python_module("sys");
         py::object cuda_version = torch.attr("version").attr("cuda");
         return {device_.describe(), py::str(torch.attr("__version__")).cast<std::string>(),
                 cuda_version.is_none() ? "" : cuda_version.cast<std::string>(),
@@ -182,9 +183,7 @@ class Judge {
     }
 
     // Caps this process's PyTorch allocations (--device-memory).
-    void cap(std::uint64_t bytes) {
-        py::module_::import("kbench_worker.memory").attr("cap")(bytes);
-    }
+    void cap(std::uint64_t bytes) { python_module("kbench_worker.memory").attr("cap")(bytes); }
 
     // A sandbox's share of the device, as a fraction of its memory: the candidate's, whatever
     // the plan leaves it; the reference's own, its plan and a quarter more, under a cap only.
@@ -224,7 +223,7 @@ class Judge {
         fds.clear();
         // Each party's peak is the candidate's evaluation's own.
         if (device_.is_cuda()) {
-            py::module_::import("kbench_worker.memory").attr("reset_peak")();
+            python_module("kbench_worker.memory").attr("reset_peak")();
             reset_shared_device_peak();
         }
         cap_to_share();
@@ -292,16 +291,15 @@ class Judge {
         auto start = std::chrono::steady_clock::now();
         // Inductor's and Triton's caches in a folder of the judge's own (0700), not the shared
         // temporary folder's default, where an earlier candidate could have put one.
-        py::module_ os = py::module_::import("os");
-        std::string caches = py::module_::import("tempfile")
+        py::module_ os = python_module("os");
+        std::string caches = python_module("tempfile")
                                  .attr("mkdtemp")(py::arg("prefix") = "kbench-inductor-")
                                  .cast<std::string>();
         os.attr("environ")["TORCHINDUCTOR_CACHE_DIR"] = caches + "/inductor";
         os.attr("environ")["TRITON_CACHE_DIR"] = caches + "/triton";
-        py::module_::import("atexit").attr("register")(py::module_::import("shutil").attr("rmtree"),
-                                                       caches, true);
-        py::object model =
-            py::module_::import("torch").attr("compile")(p.model, py::arg("mode") = mode);
+        python_module("atexit").attr("register")(python_module("shutil").attr("rmtree"), caches,
+                                                 true);
+        py::object model = python_module("torch").attr("compile")(p.model, py::arg("mode") = mode);
         model(*inputs);
         device_.synchronize();
         return {model,
@@ -493,7 +491,7 @@ class Judge {
     // each problem's could add up until the device is full). Off by default: it walks the heap.
     static void check_nothing_left() {
         if (!setting("KBENCH_CHECK_LEAKS")) return;
-        auto [count, bytes] = py::module_::import("kbench_worker.memory")
+        auto [count, bytes] = python_module("kbench_worker.memory")
                                   .attr("live_tensors")()
                                   .cast<std::pair<std::int64_t, std::int64_t>>();
         if (count > 0)
@@ -504,7 +502,7 @@ class Judge {
 
     void release_memory() {
         if (!device_.is_cuda()) return;
-        py::module_::import("torch").attr("cuda").attr("empty_cache")();
+        python_module("torch").attr("cuda").attr("empty_cache")();
     }
 
     int fd_;
@@ -524,7 +522,7 @@ int judge_main(int fd, DeviceKind device_kind) {
     sandbox::make_undumpable();
     watch_signals();
     Device device = Device::open(device_kind);
-    if (device.is_cuda()) py::module_::import("torch").attr("cuda").attr("set_device")(0);
+    if (device.is_cuda()) python_module("torch").attr("cuda").attr("set_device")(0);
     Judge judge(fd, std::move(device));
     return judge.serve();
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "runtime/python.hpp"
 #include "runtime/python_program.hpp"
 #include "runtime/shared_tensor.hpp"
 
@@ -122,7 +123,7 @@ void trim_kept_calls(ReferenceProblem& p, const Device& device, std::size_t addi
     for (const auto& [s, call] : p.public_calls) kept += call.first.bytes + call.second.bytes;
     if (kept <= device.reference_cache_bytes()) return;
     p.public_calls.clear();
-    if (device.is_cuda()) py::module_::import("torch").attr("cuda").attr("empty_cache")();
+    if (device.is_cuda()) python_module("torch").attr("cuda").attr("empty_cache")();
 }
 
 const std::pair<CallInputs, ReferenceOutput>& public_call(ReferenceProblem& p, std::uint64_t seed,
@@ -166,7 +167,7 @@ std::unique_ptr<ReferenceProblem> load_reference(const protocol::PrepareProblem&
     // The base seed's call tells the outputs' layout, the size of a call, what one call holds on
     // the device at its peak, and how long making inputs takes.
     ProblemMemory& m = p->memory;
-    py::module_ memory = py::module_::import("kbench_worker.memory");
+    py::module_ memory = python_module("kbench_worker.memory");
     m.parameters = memory.attr("parameter_bytes")(p->model).cast<std::size_t>();
     auto start = std::chrono::steady_clock::now();
     CallInputs first;
@@ -185,7 +186,7 @@ std::unique_ptr<ReferenceProblem> load_reference(const protocol::PrepareProblem&
         m.making = making > before + first.bytes ? making - before - first.bytes : 0;
         p->inputs_on_host = p->strict && inputs_made_on_host(m);
         // Its temporaries, cached by PyTorch's allocator, go back to the device.
-        if (p->inputs_on_host) py::module_::import("torch").attr("cuda").attr("empty_cache")();
+        if (p->inputs_on_host) python_module("torch").attr("cuda").attr("empty_cache")();
         if (device.is_cuda()) memory.attr("reset_peak")();
         held = device.is_cuda() ? memory.attr("allocated")().cast<std::size_t>() : 0;
         // On the inputs themselves, not a copy (a copy of 8 GiB inputs kept level 1 problem 94
@@ -223,7 +224,7 @@ namespace {
 
 bool is_out_of_memory(const py::error_already_set& e) {
     std::string what = e.what();
-    return e.matches(py::module_::import("torch").attr("OutOfMemoryError")) ||
+    return e.matches(python_module("torch").attr("OutOfMemoryError")) ||
            what.find("out of memory") != std::string::npos ||
            what.find("ALLOC_FAILED") != std::string::npos;
 }
@@ -272,7 +273,7 @@ std::vector<at::Tensor> run_arbiter(ReferenceProblem& p, const CallInputs& input
         } catch (const py::error_already_set& e) {
             if (!device.is_cuda() || p.arbiter_device == "cpu" || !is_out_of_memory(e)) throw;
             p.arbiter = py::none();
-            py::module_::import("torch").attr("cuda").attr("empty_cache")();
+            python_module("torch").attr("cuda").attr("empty_cache")();
             return attempt("cpu");
         }
     } catch (const py::error_already_set& e) {
@@ -301,9 +302,8 @@ const json& reference_work(ReferenceProblem& p, const Device& device) {
         for (const py::object& v : inputs.values) values.append(v);
         try {
             py::object counted =
-                py::module_::import("kbench_worker.floor").attr("count")(p.model, values);
-            p.work =
-                json::parse(py::module_::import("json").attr("dumps")(counted).cast<std::string>());
+                python_module("kbench_worker.floor").attr("count")(p.model, values);
+            p.work = json::parse(python_module("json").attr("dumps")(counted).cast<std::string>());
         } catch (const py::error_already_set& e) {
             p.work = {{"flops", nullptr},
                       {"bytes", nullptr},
@@ -314,7 +314,7 @@ const json& reference_work(ReferenceProblem& p, const Device& device) {
     // The flop counter leaves the call's inputs and outputs in a reference cycle (a closure of
     // its module tracker's): only Python's collector frees them, and on a problem of 6 GiB
     // inputs, waiting for it to run by itself left 12 GiB of device memory a problem behind.
-    py::module_::import("gc").attr("collect")();
+    python_module("gc").attr("collect")();
     device.synchronize();
     return p.work;
 }

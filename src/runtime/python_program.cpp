@@ -3,15 +3,16 @@
 #include <cmath>
 
 #include "core/fields.hpp"
+#include "runtime/python.hpp"
 
 namespace kbench::worker {
 py::module_ exec_module(const std::string& code, const std::string& module_name,
                         const std::string& filename) {
-    py::module_ types = py::module_::import("types");
-    py::module_ builtins = py::module_::import("builtins");
+    py::module_ types = python_module("types");
+    py::module_ builtins = python_module("builtins");
     py::module_ module = types.attr("ModuleType")(module_name);
     module.attr("__file__") = filename;
-    py::module_::import("sys").attr("modules")[py::str(module_name)] = module;
+    python_module("sys").attr("modules")[py::str(module_name)] = module;
     py::object compiled = builtins.attr("compile")(code, filename, "exec");
     builtins.attr("exec")(compiled, module.attr("__dict__"));
     return module;
@@ -19,12 +20,12 @@ py::module_ exec_module(const std::string& code, const std::string& module_name,
 
 py::module_ import_file(const std::string& path, const std::string& module_name,
                         const std::string& preamble) {
-    py::module_ util = py::module_::import("importlib.util");
+    py::module_ util = python_module("importlib.util");
     py::object spec = util.attr("spec_from_file_location")(module_name, path);
     py::module_ module = util.attr("module_from_spec")(spec);
-    py::module_::import("sys").attr("modules")[py::str(module_name)] = module;
+    python_module("sys").attr("modules")[py::str(module_name)] = module;
     if (!preamble.empty()) {
-        py::module_ builtins = py::module_::import("builtins");
+        py::module_ builtins = python_module("builtins");
         builtins.attr("exec")(builtins.attr("compile")(preamble, "<reference>", "exec"),
                               module.attr("__dict__"));
     }
@@ -37,7 +38,7 @@ py::module_ import_candidate(const std::string& path, const std::string& preambl
 }
 
 py::module_ rules() {
-    return py::module_::import("kbench_worker.rules");
+    return python_module("kbench_worker.rules");
 }
 
 void seed_torch(std::uint64_t seed) {
@@ -51,11 +52,11 @@ std::vector<std::uint64_t> trial_seeds(std::uint64_t seed, int trials) {
 namespace {
 
 py::object dtype_object(at::ScalarType dtype) {
-    return py::module_::import("torch").attr(dtype_name(dtype).c_str());
+    return python_module("torch").attr(dtype_name(dtype).c_str());
 }
 
 py::object device_object(const at::Device& device) {
-    return py::module_::import("torch").attr("device")(device.str());
+    return python_module("torch").attr("device")(device.str());
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "runtime/shared_tensor.hpp"
+#include "runtime/python.hpp"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -339,7 +340,7 @@ py::object vmm_allocator() {
         Dl_info info{};
         if (!::dladdr(reinterpret_cast<void*>(&kbench_vmm_malloc), &info) || !info.dli_fname)
             throw std::runtime_error("cannot find the library holding kbench_vmm_malloc");
-        py::object memory = py::module_::import("torch.cuda.memory");
+        py::object memory = python_module("torch.cuda.memory");
         return new py::object(memory.attr("CUDAPluggableAllocator")(
             std::string(info.dli_fname), "kbench_vmm_malloc", "kbench_vmm_free"));
     }();
@@ -352,7 +353,7 @@ py::object vmm_allocator() {
 }  // namespace
 
 RequestPool::RequestPool(bool empty_all) : empty_all_(empty_all) {
-    pool_ = py::module_::import("torch.cuda").attr("MemPool")(vmm_allocator().attr("allocator")());
+    pool_ = python_module("torch.cuda").attr("MemPool")(vmm_allocator().attr("allocator")());
 }
 
 RequestPool::~RequestPool() {
@@ -382,13 +383,13 @@ RequestPool::~RequestPool() {
 
 void empty_device_cache() {
     try {
-        py::module_::import("torch.cuda").attr("empty_cache")();
+        python_module("torch.cuda").attr("empty_cache")();
     } catch (const py::error_already_set&) {
     }
 }
 
 void RequestPool::enter() {
-    context_ = py::module_::import("torch.cuda").attr("use_mem_pool")(pool_);
+    context_ = python_module("torch.cuda").attr("use_mem_pool")(pool_);
     context_.attr("__enter__")();
 }
 

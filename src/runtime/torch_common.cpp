@@ -1,4 +1,5 @@
 #include "runtime/torch_common.hpp"
+#include "runtime/python.hpp"
 
 #include <array>
 #include <utility>
@@ -50,7 +51,7 @@ std::vector<std::int64_t> to_vector(at::IntArrayRef values) {
 std::string describe_python_error(const py::error_already_set& error) {
     std::string text;
     try {
-        py::module_ traceback = py::module_::import("traceback");
+        py::module_ traceback = python_module("traceback");
         py::list lines =
             traceback.attr("format_exception")(error.type(), error.value(), error.trace());
         for (auto line : lines) text += line.cast<std::string>();

@@ -19,6 +19,7 @@
 #include "protocol/zygote_messages.hpp"
 #include "runtime/cuda_timing_device.hpp"
 #include "runtime/device.hpp"
+#include "runtime/python.hpp"
 #include "runtime/python_program.hpp"
 #include "runtime/shared_tensor.hpp"
 #include "sandbox/cpu_activity.hpp"
@@ -162,7 +163,7 @@ class Harness {
         // The same precision policy as the judge's, before any code of the candidate's runs.
         apply_precision_policy(a.tf32);
         if (device_->is_cuda() && a.gpu_memory_fraction > 0)
-            py::module_::import("torch").attr("cuda").attr("set_per_process_memory_fraction")(
+            python_module("torch").attr("cuda").attr("set_per_process_memory_fraction")(
                 a.gpu_memory_fraction);
         attached_ = true;
     }
@@ -512,8 +513,7 @@ class Harness {
 }  // namespace
 
 int sandbox_main(int fd, DeviceKind device_kind) {
-    py::module_::import("kbench_worker.extensions")
-        .attr("install")(setting_or("KBENCH_PREBUILT", ""));
+    python_module("kbench_worker.extensions").attr("install")(setting_or("KBENCH_PREBUILT", ""));
     Harness harness(fd, device_kind);
     return harness.serve();
 }
@@ -521,7 +521,7 @@ int sandbox_main(int fd, DeviceKind device_kind) {
 int builder_main(int fd) {
     // The kind of device the build is for (the builder itself never sees a GPU).
     std::string device = setting_or("KBENCH_BUILD_DEVICE", "");
-    py::module_ extensions = py::module_::import("kbench_worker.extensions");
+    py::module_ extensions = python_module("kbench_worker.extensions");
     extensions.attr("install")("", device);
     sandbox::send_message(fd, protocol::BuilderHello{::getpid()}.to_json());
     auto message = sandbox::recv_message(fd);

@@ -19,6 +19,7 @@
 #include "process/process_tree.hpp"
 #include "protocol/framing.hpp"
 #include "protocol/zygote_messages.hpp"
+#include "runtime/python.hpp"
 #include "runtime/signals.hpp"
 #include "runtime/torch_common.hpp"
 #include "sandbox/sandbox_main.hpp"
@@ -36,7 +37,7 @@ using protocol::Op;
 // Sets variables through os.environ, so that Python code (torch's extension builder among it)
 // sees them as well as C code.
 void apply_environment(const std::map<std::string, std::string>& env) {
-    py::object environ = py::module_::import("os").attr("environ");
+    py::object environ = python_module("os").attr("environ");
     for (const auto& [name, value] : env) environ[py::str(name)] = value;
 }
 
@@ -72,7 +73,7 @@ bool kept_for_sandbox(const std::string& name) {
 }
 
 void scrub_environment() {
-    py::object environ = py::module_::import("os").attr("environ");
+    py::object environ = python_module("os").attr("environ");
     py::list names = py::list(environ.attr("keys")());
     for (py::handle name : names)
         if (!kept_for_sandbox(name.cast<std::string>())) environ.attr("pop")(name, py::none());
@@ -88,8 +89,7 @@ int run_child(const protocol::ForkRequest& request) {
             throw std::runtime_error("chdir " + request.cwd + ": " + std::strerror(errno));
         scrub_environment();
         apply_environment(request.env);
-        if (!request.cwd.empty())
-            py::module_::import("sys").attr("path").attr("insert")(0, request.cwd);
+        if (!request.cwd.empty()) python_module("sys").attr("path").attr("insert")(0, request.cwd);
         code = request.role == "builder" ? builder_main(3) : sandbox_main(3, request.device);
     } catch (const py::error_already_set& e) {
         std::fprintf(stderr, "kbench sandbox: %s\n", describe_python_error(e).c_str());
@@ -97,7 +97,7 @@ int run_child(const protocol::ForkRequest& request) {
         std::fprintf(stderr, "kbench sandbox: %s\n", e.what());
     }
     try {
-        py::module_ sys = py::module_::import("sys");
+        py::module_ sys = python_module("sys");
         sys.attr("stdout").attr("flush")();
         sys.attr("stderr").attr("flush")();
     } catch (...) {
@@ -116,19 +116,19 @@ class Zygote {
     Zygote(int fd, DeviceKind device_kind) : fd_(fd), device_kind_(device_kind) {}
 
     int serve() {
-        py::module_ torch = py::module_::import("torch");
+        py::module_ torch = python_module("torch");
         // Imported here, before any fork: a sandbox whose user cannot read them still has them.
         // Nothing that initialises CUDA (torch.utils.cpp_extension does, at import, unless
         // imported through import_before_fork): a child forked after that cannot use the GPU.
         for (const char* module : {"kbench_worker.extensions", "kbench_worker.rules", "copy",
                                    "importlib.util", "inspect", "functools"})
-            py::module_::import(module);
-        py::module_::import("kbench_worker.extensions").attr("import_before_fork")();
+            python_module(module);
+        python_module("kbench_worker.extensions").attr("import_before_fork")();
         py::object cuda = torch.attr("version").attr("cuda");
         protocol::ZygoteHello hello{
             ::getpid(), py::str(torch.attr("__version__")).cast<std::string>(),
             cuda.is_none() ? "" : cuda.cast<std::string>(),
-            py::str(py::module_::import("sys").attr("version")).cast<std::string>().substr(0, 16)};
+            py::str(python_module("sys").attr("version")).cast<std::string>().substr(0, 16)};
         sandbox::send_message(fd_, hello.to_json());
         while (auto message = sandbox::recv_message(fd_)) {
             attribute_signals();
