@@ -400,12 +400,14 @@ ReferenceOutput CandidateSession::reference_outputs(CallInputs& inputs) {
                 inputs = make_call_inputs(p_, inputs.seed, device_, pooled());
                 return run_reference(p_, inputs, device_);
             }
-            // The reference's sandbox out of memory within its share: the candidate's sandbox
-            // holds memory beyond its own (as for the judge's buffers, blame_memory).
+            // The reference's sandbox out of memory within its share: the candidate's fault
+            // where the device shows its sandbox holding more than its own (as for the judge's
+            // buffers, blame_memory); else the plan's, kbench's (an honest candidate was blamed
+            // for it under a 24 GiB cap on level 1 problem 97).
             if (e.kind() == FaultKind::candidate_raised &&
                 text.find("out of memory") != std::string::npos &&
                 maker.sandbox_peak_bytes() <= p_.plan.reference_sandbox + kGiB / 2 &&
-                reference_maker_ != this)
+                reference_maker_ != this && holds_beyond_its_share(maker))
                 throw FaultError(FaultKind::candidate_raised,
                                  "the device ran out of memory for the reference's own sandbox "
                                  "within its share: the candidate's sandbox holds device memory "
@@ -429,6 +431,19 @@ ReferenceOutput CandidateSession::reference_outputs(CallInputs& inputs) {
         reference_maker_ = nullptr;
     }
     return run_reference(p_, inputs, device_);
+}
+
+bool CandidateSession::holds_beyond_its_share(const Exchange& maker) const {
+    // The device's use as the judge reads it, less the judge's own (its allocator and shared
+    // buffers), the reference's sandbox's (at its peak) and the three CUDA contexts: never the
+    // candidate's own report of what it holds.
+    py::module_ memory = python_module("kbench_worker.memory");
+    std::uint64_t used = memory.attr("device_used")().cast<std::uint64_t>();
+    std::uint64_t others = memory.attr("reserved")().cast<std::uint64_t>() +
+                           shared_device_bytes().live + maker.sandbox_peak_bytes() +
+                           p_.plan.contexts;
+    std::uint64_t candidate = used > others ? used - others : 0;
+    return candidate > p_.plan.candidate_sandbox + kGiB / 2;
 }
 
 void CandidateSession::park_on_host(ReferenceOutput& reference) const {

@@ -96,6 +96,9 @@ class CandidateSession {
     bool pooled() const;
     // A transient problem's reference outputs: copies of their own where they lie in a request
     // pool's memory (a reference that returns its input), on the host where the plan says so.
+    // Whether the device shows the candidate's sandbox holding more than its share of the
+    // plan, while the reference's (maker) ran out of memory within its own.
+    bool holds_beyond_its_share(const Exchange& maker) const;
     void park_on_host(ReferenceOutput& reference) const;
     // Runs make, an allocation of the judge's for a request; should the device run out of
     // memory while the judge is within its plan, the candidate's sandbox took it: a fault of the
