@@ -1,8 +1,10 @@
 #include "confinement/layer_checks.hpp"
 
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <fstream>
 #include <functional>
@@ -98,6 +100,21 @@ LayerCheck in_cgroup(Proc& p, const std::string& folder) {
     return contradicted("it is not in " + folder);
 }
 
+// A path as /proc/PID/mountinfo writes it: space, tab, newline and backslash as octal escapes.
+std::string unescaped(const std::string& field) {
+    std::string out;
+    for (std::size_t i = 0; i < field.size(); ++i) {
+        if (field[i] == '\\' && i + 3 < field.size() &&
+            std::isdigit(static_cast<unsigned char>(field[i + 1]))) {
+            out += char(std::stoi(field.substr(i + 1, 3), nullptr, 8));
+            i += 3;
+        } else {
+            out += field[i];
+        }
+    }
+    return out;
+}
+
 LayerCheck no_new_privs(Proc& p) {
     return status_is(p, "NoNewPrivs", "1");
 }
@@ -159,7 +176,10 @@ const std::map<std::string, Checker, std::less<>>& checks() {
          [](Proc& p, const LockdownSpec& spec) {
              std::string text = p.file("mountinfo");
              if (text.empty()) return unreadable("its mountinfo cannot be read");
-             for (const std::string& folder : spec.writable) {
+             for (const std::string& given : spec.writable) {
+                 // As the kernel names it: with the links on its path resolved.
+                 char real[PATH_MAX];
+                 std::string folder = ::realpath(given.c_str(), real) ? real : given;
                  bool found = false;
                  std::istringstream lines(text);
                  for (std::string line; std::getline(lines, line) && !found;) {
@@ -169,9 +189,9 @@ const std::map<std::string, Checker, std::less<>>& checks() {
                      while (fields >> word && word != "-") {
                      }
                      fields >> type;
-                     found = point == folder && type == "tmpfs";
+                     found = unescaped(point) == folder && type == "tmpfs";
                  }
-                 if (!found) return contradicted("no tmpfs of its own at " + folder);
+                 if (!found) return contradicted("no tmpfs of its own at " + given);
              }
              return confirmed();
          }},

@@ -28,8 +28,9 @@ TEST(LayerChecks, EveryLayerOfTheTableHasACheck) {
 // them already; each check again here), and the layers that CI's machine is known to give are
 // among them where it asks (KBENCH_TEST_REQUIRE_LAYERS, checked by the trust test).
 TEST(LayerChecks, EveryLayerAConfinedProcessReportsAppliedIsConfirmed) {
+    // A space in its folder's name: /proc/PID/mountinfo writes it as \040.
     fs::path scratch =
-        fs::temp_directory_path() / ("kbench-layer-checks-" + std::to_string(::getpid()));
+        fs::temp_directory_path() / ("kbench-layer checks-" + std::to_string(::getpid()));
     fs::create_directories(scratch);
     LockdownSpec spec;
     spec.writable = {scratch.string()};
