@@ -678,9 +678,9 @@ ConfinedProcess spawn_confined(const LockdownSpec& spec, const std::vector<int>&
         }
         bool want_ns = spec.allows("pid_namespace") || spec.allows("network_namespace") ||
                        spec.allows("mount_namespace") || spec.allows("ipc_namespace");
-        int user_error = kDisabled;
-        if (!root && want_ns)
-            user_error = spec.allows("identity") ? enter_user_namespace() : kDisabled;
+        // Without root, identity is a user namespace: none where every namespace is off.
+        int user_error = !spec.allows("identity") ? kDisabled : kNotMade;
+        if (!root && want_ns && spec.allows("identity")) user_error = enter_user_namespace();
         bool privileged = root || user_error == 0;
         int pid_error = !spec.allows("pid_namespace") ? kDisabled
                         : privileged                  ? try_call(::unshare(CLONE_NEWPID))
@@ -784,7 +784,8 @@ ConfinedProcess spawn_confined(const LockdownSpec& spec, const std::vector<int>&
     };
     auto in_namespace = [&](int code) { return namespace_reason(code, root); };
     if (!root)  // as root, the body reports its dedicated user
-        said("identity", user_error, "",
+        said("identity", user_error,
+             "every namespace is off, so it has no user namespace of its own",
              [](int code) { return "no user namespace: " + namespace_reason(code, false); });
     said("pid_namespace", pid_error, "", in_namespace);
     said("network_namespace", net_error, "", in_namespace);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "runtime/device.hpp"
 #include "runtime/python.hpp"
 #include "runtime/python_program.hpp"
 #include "runtime/shared_tensor.hpp"
@@ -194,6 +195,7 @@ std::unique_ptr<ReferenceProblem> load_reference(const protocol::PrepareProblem&
         // them, and then they are made again from their seed below.
         out = call_reference(*p, first, device, false);
     } catch (const std::exception& e) {
+        if (dynamic_cast<const CudaError*>(&e)) throw;  // the device's, not the problem's
         std::string what = e.what();
         auto* python = dynamic_cast<const py::error_already_set*>(&e);
         bool oom =
@@ -215,7 +217,11 @@ std::unique_ptr<ReferenceProblem> load_reference(const protocol::PrepareProblem&
     m.modifies_inputs =
         std::find(out.modifies.begin(), out.modifies.end(), true) != out.modifies.end();
     // The inputs as they were, where the call changed them; later calls run on copies.
-    if (m.modifies_inputs) first = make_call_inputs(*p, p->seed, device);
+    // (The changed ones go first: two sets at once would be the copy this call did without.)
+    if (m.modifies_inputs) {
+        first = CallInputs();
+        first = make_call_inputs(*p, p->seed, device);
+    }
     p->public_calls.emplace(p->seed, std::make_pair(std::move(first), std::move(out)));
     return p;
 }
