@@ -568,11 +568,7 @@ void put_line_with_folders(int fd, const char* text, std::size_t size, const Loc
             if (p != self) return;
         }
         char path[48], name[32];
-        std::size_t pat = 0;
-        put_text(path, pat, sizeof path - 1, "/proc/");
-        put_number(path, pat, sizeof path - 1, pid);
-        put_text(path, pat, sizeof path - 1, "/comm");
-        path[pat] = '\0';
+        proc_path(path, pid, "comm");
         std::size_t n = read_small(path, name, sizeof name - 1);
         if (n > 0 && name[n - 1] == '\n') --n;
         name[n] = '\0';

@@ -73,14 +73,20 @@ inline void each_process(Visit visit) {
     ::close(dir);
 }
 
-// The parent of pid from /proc/pid/stat (no allocation); 0 when unknown.
-inline pid_t parent_of(pid_t pid) {
-    char path[48], buf[512];
+// "/proc/<pid>/<leaf>" into path (no allocation).
+inline void proc_path(char (&path)[48], pid_t pid, const char* leaf) {
     std::size_t at = 0;
     put_text(path, at, sizeof path - 1, "/proc/");
     put_number(path, at, sizeof path - 1, pid);
-    put_text(path, at, sizeof path - 1, "/stat");
+    put_text(path, at, sizeof path - 1, "/");
+    put_text(path, at, sizeof path - 1, leaf);
     path[at] = '\0';
+}
+
+// The parent of pid from /proc/pid/stat (no allocation); 0 when unknown.
+inline pid_t parent_of(pid_t pid) {
+    char path[48], buf[512];
+    proc_path(path, pid, "stat");
     std::size_t n = read_small(path, buf, sizeof buf - 1);
     buf[n] = '\0';
     const char* close = nullptr;
