@@ -23,8 +23,11 @@ ProblemMemory ProblemMemory::from_json(const json& j) {
 }
 
 bool inputs_made_on_host(const ProblemMemory& problem) {
+    // Made on the device, the judge holds them (and the model, where it makes the reference's
+    // outputs) with their temporaries and the comparisons' allowance: on the host only where
+    // that is past its bound.
     return problem.making > kMakingOnDevice &&
-           problem.making > (problem.inputs + problem.outputs) / 4;
+           problem.inputs + problem.making + kCompareBytes > judge_bound(problem);
 }
 
 MemoryPlan plan_memory(const ProblemMemory& problem, std::uint64_t device_bytes, bool rounds,
@@ -40,20 +43,23 @@ MemoryPlan plan_memory(const ProblemMemory& problem, std::uint64_t device_bytes,
     plan.candidate_sandbox = problem.parameters + call;
     plan.contexts = kContextBytes * (rounds ? 3 : 2);
     plan.transient = in + out >= kTransientBytes;
+    // With rounds, in strict mode, for a reference that leaves its inputs alone: the
+    // reference's own sandbox makes the reference's outputs in its share, and the judge maps
+    // them; its model then waits on the host while sandboxes are attached. The judge holds
+    // inputs and the candidate's outputs, neither the reference's call nor its parameters.
+    plan.reference_exports = rounds && strict && !problem.modifies_inputs;
+    const std::uint64_t model = plan.reference_exports ? 0 : problem.parameters;
     if (plan.transient) {
         // Per request: the inputs, made in memory of their own that the sandbox maps where they
         // lie, and the outputs' buffers, gone when the request's checks are done; so at most one
-        // request's, of either sandbox, at a time. The reference's call runs before the request
-        // (or, for a timed call checked after it, on inputs made again from their seed), so
-        // the judge holds the inputs, the reference's call and the outputs' buffers; where that
-        // does not fit the device, the reference's outputs (and a checked call's outputs)
-        // wait on the host instead (outputs_on_host: slower, one copy each way per check).
+        // request's, of either sandbox, at a time. Without exports the reference's call runs in
+        // the judge before the request (or, for a timed call checked after it, on inputs made
+        // again from their seed), so the judge holds the inputs, the reference's call and the
+        // outputs' buffers; where that does not fit the device, the reference's outputs (and a
+        // checked call's outputs) wait on the host instead (outputs_on_host: slower, one copy
+        // each way per check).
         plan.judge_shared = out;
-        std::uint64_t base = problem.parameters + in + copy + kJudgeWorkingBytes;
-        // With rounds, the reference's own sandbox makes the reference's outputs in its own
-        // share (its call's memory, kept until its next request) and the judge maps them: the
-        // judge holds the inputs and the candidate's outputs, not the reference's call.
-        plan.reference_exports = rounds && strict && !problem.modifies_inputs;
+        std::uint64_t base = model + in + copy + kJudgeWorkingBytes;
         plan.judge = base + (plan.reference_exports ? 0 : call) + out;
         if (!plan.fits() && !plan.reference_exports) {
             plan.outputs_on_host = true;
@@ -62,18 +68,32 @@ MemoryPlan plan_memory(const ProblemMemory& problem, std::uint64_t device_bytes,
     } else {
         // Buffers kept from request to request: the candidate's sandbox's and with rounds the
         // reference's own; one call's inputs of the judge's own, copied in once the clock has
-        // started; one reference call; replies kept as keyed digests, not copies.
+        // started, with its reference outputs; the reference's call where the judge makes it;
+        // replies kept as keyed digests, not copies.
         plan.judge_shared = (in + out) * (rounds ? 2 : 1);
-        plan.judge = plan.judge_shared + problem.parameters + in + copy + call + kJudgeWorkingBytes;
+        plan.judge = plan.judge_shared + model + in + copy + (plan.reference_exports ? out : call) +
+                     kJudgeWorkingBytes;
     }
     // Making a call's inputs on the device: what the judge holds then, with the temporaries of
-    // get_inputs() (none where they are made on the host).
+    // get_inputs() (none where they are made on the host). A transient request's are made
+    // before anything else of the request's exists: beside them only the comparisons'
+    // allowance.
     const std::uint64_t making = inputs_made_on_host(problem) ? 0 : problem.making;
-    plan.judge =
-        std::max(plan.judge, (plan.transient ? 0 : plan.judge_shared) + problem.parameters + in +
-                                 copy + making + kJudgeWorkingBytes);
+    const std::uint64_t beside =
+        plan.transient ? kCompareBytes : plan.judge_shared + kJudgeWorkingBytes;
+    plan.judge = std::max(plan.judge, model + in + copy + making + beside);
     plan.arbiter = 2 * (problem.parameters + in + call);
     return plan;
+}
+
+MemoryPlan plan_fitting(const ProblemMemory& problem, std::uint64_t device_bytes, bool rounds,
+                        bool strict) {
+    MemoryPlan plan = plan_memory(problem, device_bytes, rounds, strict);
+    if (plan.fits() || !rounds) return plan;
+    MemoryPlan one = plan_memory(problem, device_bytes, false, strict);
+    if (!one.fits()) return plan;
+    one.rounds_dropped = true;
+    return one;
 }
 
 std::uint64_t judge_bound(const ProblemMemory& problem) {
@@ -107,6 +127,7 @@ json MemoryPlan::to_json() const {
     return json{{"problem", problem.to_json()},
                 {"device", device},
                 {"rounds", rounds},
+                {"rounds_dropped", rounds_dropped},
                 {"judge", judge},
                 {"judge_shared", judge_shared},
                 {"judge_bound", judge_bound(problem)},

@@ -30,12 +30,13 @@ struct ProblemMemory {
 };
 
 // Each party's share of the device for one problem, in bytes, as kbench's judge and sandboxes
-// use it (docs/memory.md says what each holds and why):
-// - the judge: the reference's model, one request's inputs and outputs with the reference's
-//   call (transient calls, of 64 MiB or more: per request; smaller ones: buffers kept for each
-//   sandbox, one call's inputs of the judge's own), and a working allowance (comparisons in
-//   chunks, the cache flush, batched calls, reference calls kept for reuse); a reply is kept as a
-//   keyed digest, not a copy;
+// use it while sandboxes are attached (docs/memory.md says what each holds and why):
+// - the judge: one request's inputs and outputs (transient calls, of 64 MiB or more: per
+//   request; smaller ones: buffers kept for each sandbox, one call's inputs and outputs of the
+//   judge's own), the reference's model and call where the judge makes the reference's outputs
+//   (not where the reference's own sandbox does: reference_exports), and a working allowance
+//   (comparisons in chunks, the cache flush, batched calls, reference calls kept for reuse); a
+//   reply is kept as a keyed digest, not a copy;
 // - each sandbox: its parameters and one call's peak (the candidate's estimated by the
 //   reference's own);
 // - a CUDA context for each of the three processes.
@@ -43,14 +44,18 @@ struct ProblemMemory {
 // the judge on the device where it fits beside every party's share, on the host otherwise.
 struct MemoryPlan {
     ProblemMemory problem;
-    bool rounds = true;              // the reference's own sandbox is there (kbench's protocol)
+    bool rounds = true;  // the reference's own sandbox is there (kbench's protocol)
+    // Rounds were asked for, but only the plan without them fits the device: the baseline is
+    // timed in the judge, apart from the candidate, for this problem (plan_fitting).
+    bool rounds_dropped = false;
     std::uint64_t device = 0;        // what the device offers: its memory, or --device-memory
     std::uint64_t judge = 0;         // the judge's torch allocations and shared buffers
     std::uint64_t judge_shared = 0;  // of which shared buffers (outside PyTorch's allocator)
     bool transient = false;          // each request's inputs and outputs live for that request only
     bool outputs_on_host = false;  // transient, and only so it fits: reference outputs on the host
-    // Transient with rounds, for a reference that leaves its inputs alone: the reference's own
-    // sandbox makes the reference's outputs in its share and the judge maps them (strict mode).
+    // With rounds, for a reference that leaves its inputs alone (strict mode): the reference's
+    // own sandbox makes the reference's outputs in its share and the judge maps them; the
+    // judge's model waits on the host meanwhile.
     bool reference_exports = false;
     std::uint64_t reference_sandbox = 0;
     std::uint64_t candidate_sandbox = 0;  // its estimate; it may use whatever the others leave
@@ -75,7 +80,8 @@ struct MemoryPlan {
 // (kKeptCallsBytes).
 constexpr std::uint64_t kKeptCallsBytes = 256 * kMiB;
 constexpr std::uint64_t kBatchBytes = 256 * kMiB;
-constexpr std::uint64_t kJudgeWorkingBytes = 384 * kMiB + kBatchBytes + kKeptCallsBytes;
+constexpr std::uint64_t kCompareBytes = 384 * kMiB;
+constexpr std::uint64_t kJudgeWorkingBytes = kCompareBytes + kBatchBytes + kKeptCallsBytes;
 // Calls of at least this many bytes of inputs and outputs get buffers per request (transient).
 constexpr std::uint64_t kTransientBytes = 64 * kMiB;
 // A CUDA context with PyTorch's kernels and cuBLAS's workspace loaded (about 500-600 MiB on an
@@ -83,17 +89,25 @@ constexpr std::uint64_t kTransientBytes = 64 * kMiB;
 constexpr std::uint64_t kContextBytes = 640 * kMiB;
 
 // Whether strict mode makes a problem's inputs on the host and moves them to the device, rather
-// than making them there: where making them on the device holds more than kMakingOnDevice and a
-// quarter of a call's inputs and outputs beyond the inputs (1/93's get_inputs() builds an 8 GiB
-// mask for a 2 GiB one), which would take the judge past its bound. Slower (the host's random
-// numbers), and only for such problems.
+// than making them there: where making them on the device holds more than kMakingOnDevice beyond
+// the inputs, and the inputs with those temporaries and the comparisons' allowance would take
+// the judge past its bound (1/93's get_inputs() builds an 8 GiB int64 mask for a 1 GiB one).
+// Slower (the host's random numbers, every call's inputs), and only for such problems.
 constexpr std::uint64_t kMakingOnDevice = 256 * kMiB;
 bool inputs_made_on_host(const ProblemMemory& problem);
 
 // strict: kbench's mode, where the reference's own sandbox may make the reference's outputs
-// (reference_exports); otherwise the judge makes them.
+// (reference_exports); otherwise the judge makes them. The judge's preparation (the first call,
+// the flop count) comes before any sandbox, alone on the device, and is not in these shares.
 MemoryPlan plan_memory(const ProblemMemory& problem, std::uint64_t device_bytes, bool rounds,
                        bool strict = true);
+
+// plan_memory, but where rounds were asked for and their plan does not fit the device while the
+// plan without them does (two sandboxes each keeping a call's working memory, level 1 problem 41
+// under 24 GiB), the plan without them, rounds_dropped: one sandbox, the baseline timed in the
+// judge, as the reference harness does. The judge and the orchestrator both plan with it.
+MemoryPlan plan_fitting(const ProblemMemory& problem, std::uint64_t device_bytes, bool rounds,
+                        bool strict = true);
 
 // What the judge may hold of the device for a problem: 1.25 x (one call's inputs and outputs)
 // + 1 GiB.

@@ -867,21 +867,13 @@ json CandidateSession::Arbitration::to_json(const ReferenceProblem& p) const {
 std::string CandidateSession::arbitrate(std::size_t position, const CallInputs& inputs,
                                         const ReferenceOutput& reference, const std::string& where,
                                         const std::string& failure, Arbitration& a) {
-    // The judge's time, not the candidate's: counted in the record, added to the deadline.
+    // The judge's time, not the candidate's: counted in the record (the phase's clock stops
+    // from a reply to the next request).
     struct Elapsed {
         Arbitration& a;
-        Exchange& exchange;
-        Exchange* maker;
         Clock::time_point start = Clock::now();
-        ~Elapsed() {
-            double s = std::chrono::duration<double>(Clock::now() - start).count();
-            a.seconds += s;
-            exchange.extend_deadline(s);
-            if (maker) maker->extend_deadline(s);
-        }
-    } elapsed{
-        a, exchange_,
-        reference_maker_ && reference_maker_ != this ? &reference_maker_->exchange_ : nullptr};
+        ~Elapsed() { a.seconds += std::chrono::duration<double>(Clock::now() - start).count(); }
+    } elapsed{a};
     // One trial that misses the wider reference too decides the verdict: later ones are not
     // arbitrated, so that a wrong candidate costs no more than one run of the wider reference.
     if (!a.unavailable.empty()) return failure + " (no arbitration: " + a.unavailable + ")";

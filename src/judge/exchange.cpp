@@ -78,11 +78,13 @@ void Exchange::set_deadline(double seconds, const std::string& phase) {
     phase_ = phase;
     where_.clear();
     deadline_ = Clock::now() + std::chrono::milliseconds(long(seconds * 1000));
+    paused_at_.reset();
 }
 
-void Exchange::extend_deadline(double seconds) {
-    if (deadline_ != Clock::time_point::max())
-        deadline_ += std::chrono::milliseconds(long(seconds * 1000));
+void Exchange::resume_phase_clock() {
+    if (!paused_at_) return;
+    if (deadline_ != Clock::time_point::max()) deadline_ += Clock::now() - *paused_at_;
+    paused_at_.reset();
 }
 
 void Exchange::ended(const std::string& what) {
@@ -108,6 +110,7 @@ std::string Exchange::overran() const {
 }
 
 void Exchange::send(const json& message, const std::vector<int>& fds) {
+    resume_phase_clock();
     std::string frame = sandbox::encode_frame(message);
     std::size_t done = 0;
     bool fds_sent = fds.empty();
@@ -129,9 +132,13 @@ void Exchange::send(const json& message, const std::vector<int>& fds) {
 }
 
 json Exchange::receive() {
+    resume_phase_clock();
     for (;;) {
         try {
-            if (auto body = reader_.next()) return *body;
+            if (auto body = reader_.next()) {
+                paused_at_ = Clock::now();  // the judge's own work from here on
+                return *body;
+            }
         } catch (const ProtocolError& e) {
             throw FaultError(
                 FaultKind::protocol_violation,
@@ -544,7 +551,18 @@ std::optional<std::vector<at::Tensor>> Exchange::exported_call(const CallInputs&
     retired_.clear();
     std::vector<int> fds;
     Position pos;  // the request's own: the timed requests' positions stay as they are
-    batch.calls.push_back(hand_over(pos, inputs, batch, fds));
+    {
+        // Handed over as a transient request's are, also where this sandbox's other requests
+        // keep their buffers (calls under kTransientBytes): buffers of this request's own.
+        bool kept = std::exchange(transient_, true);
+        try {
+            batch.calls.push_back(hand_over(pos, inputs, batch, fds));
+        } catch (...) {
+            transient_ = kept;
+            throw;
+        }
+        transient_ = kept;
+    }
     device_.synchronize();
     auto t0 = Clock::now();
     send(protocol::request_json(batch), fds);

@@ -42,10 +42,12 @@ class Exchange {
     Exchange(const Exchange&) = delete;
     Exchange& operator=(const Exchange&) = delete;
 
-    // Until when the sandbox may take, and what to call the phase in a timeout's message.
+    // How long the sandbox may take in the phase, and what to call the phase in a timeout's
+    // message. The phase's clock runs while the judge sends to this sandbox or waits for it,
+    // and stops from each reply to the next request: the judge's own work (making inputs, the
+    // reference's outputs, comparisons, arbitration, the other sandbox's requests) is not this
+    // sandbox's.
     void set_deadline(double seconds, const std::string& phase);
-    // Time the judge spent on its own work meanwhile (arbitration) is not the sandbox's.
-    void extend_deadline(double seconds);
 
     // Deadlines scaled to the problem: a request of model calls (null ones aside) may take
     // factor x reference_s for each call, and at least floor_s; the sandbox's first such request
@@ -252,6 +254,8 @@ class Exchange {
     timing::RunDelay sandbox_delay_;  // its main thread's
     sandbox::FrameReader reader_;
     Clock::time_point deadline_ = Clock::time_point::max();
+    std::optional<Clock::time_point> paused_at_;  // the phase's clock stopped there (a reply)
+    void resume_phase_clock();
     double limit_s_ = 0;
     std::string phase_ = "the call";
     std::string where_;

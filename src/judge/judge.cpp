@@ -156,7 +156,10 @@ class Judge {
             throw FaultError(FaultKind::reference, e.what());
         }
         problem_->key = key;
-        problem_->plan = plan_memory(problem_->memory, capacity_, request.rounds, problem_->strict);
+        problem_->plan =
+            device_.is_cuda()
+                ? plan_fitting(problem_->memory, capacity_, request.rounds, problem_->strict)
+                : plan_memory(problem_->memory, capacity_, request.rounds, problem_->strict);
         device_.synchronize();
         return prepared(false);
     }
@@ -221,6 +224,10 @@ class Judge {
         watch_process(pid_t(request.sandbox_pid));
         watched_ = pid_t(request.sandbox_pid);
         fds.clear();
+        // Where the reference's own sandbox makes the reference's outputs, the judge's model
+        // waits on the host (its plan counts neither it nor its call).
+        if (device_.is_cuda() && problem().strict && problem().plan.reference_exports)
+            model_to_host(problem(), device_);
         // Each party's peak is the candidate's evaluation's own.
         if (device_.is_cuda()) {
             python_module("kbench_worker.memory").attr("reset_peak")();
@@ -313,6 +320,7 @@ class Judge {
         if (!request.time && request.compile.empty())
             return {std::nullopt, precision_state(), reference_work(p, device_), 0.0};
         const TimingConfig& config = request.timing;
+        model_to_device(p, device_);
         std::vector<py::tuple> sets =
             baseline_inputs(p, device_, config.protocol == Mode::kernelbench);
         py::object model = p.model;

@@ -49,6 +49,7 @@ bool is_out_of_memory(const py::error_already_set& e);
 // are, with word sums before and after that tell whether it changed them.
 ReferenceOutput call_reference(ReferenceProblem& p, const CallInputs& inputs, const Device& device,
                                bool copy) {
+    model_to_device(p, device);
     ReferenceOutput r;
     py::list args;
     std::vector<std::int64_t> before(inputs.values.size(), 0);
@@ -101,6 +102,19 @@ bool any_of(const std::vector<bool>& flags) {
 }
 
 }  // namespace
+
+void model_to_host(ReferenceProblem& p, const Device& device) {
+    if (p.model_on_host || !device.is_cuda()) return;
+    python_module("kbench_worker.memory").attr("move_model")(p.model, "cpu");
+    p.model_on_host = true;
+    python_module("torch").attr("cuda").attr("empty_cache")();
+}
+
+void model_to_device(ReferenceProblem& p, const Device& device) {
+    if (!p.model_on_host) return;
+    python_module("kbench_worker.memory").attr("move_model")(p.model, device.torch_device().str());
+    p.model_on_host = false;
+}
 
 ReferenceOutput run_reference_on_copy(ReferenceProblem& p, const CallInputs& inputs,
                                       const Device& device) {
@@ -303,6 +317,7 @@ const json& reference_work(ReferenceProblem& p, const Device& device) {
     {
         // Inputs of its own, made for the count and dropped after it: the judge holds one call's
         // inputs and one call, as its plan says, not a kept call besides.
+        model_to_device(p, device);
         CallInputs inputs = make_call_inputs(p, p.public_trial_seeds.at(0), device);
         py::list values;
         for (const py::object& v : inputs.values) values.append(v);

@@ -66,6 +66,9 @@ struct ReferenceProblem {
     std::string code;  // the reference's program
     py::module_ module;
     py::object model;
+    // Its parameters and buffers wait on the host while the reference's own sandbox makes its
+    // outputs (the plan's reference_exports): model_to_host, model_to_device.
+    bool model_on_host = false;
     py::list init_values;  // get_init_inputs() under the seed, for ModelNew(*init)
     at::ScalarType dtype = at::kFloat;
     std::string precision = "fp32";
@@ -105,6 +108,13 @@ struct ReferenceProblem {
     // trial's inputs): FLOPs and bytes, counted once, when first asked for.
     json work;
 };
+
+// The model to the host, its device memory back to the device (the judge holds neither the
+// model nor its call while the reference's own sandbox makes the reference's outputs); and back
+// to the device where the judge runs it itself (a fallback, the flop count, a baseline timed
+// in the judge). Each does nothing where the model is there already.
+void model_to_host(ReferenceProblem& p, const Device& device);
+void model_to_device(ReferenceProblem& p, const Device& device);
 
 // What arbitrates a precision: "float64" for fp32, "float32 (TF32 off)" for fp16 and bf16.
 std::string arbiter_name(const std::string& precision);

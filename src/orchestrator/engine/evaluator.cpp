@@ -64,7 +64,7 @@ std::string reference_failure_reason(const std::string& code, const std::string&
 }  // namespace
 
 Evaluator::Evaluator(EvaluatorOptions options, BuilderPool& builds)
-    : options_(std::move(options)), builds_(builds) {
+    : options_(std::move(options)), builds_(builds), problem_config_(options_.config) {
     fs::create_directories(options_.scratch_dir);
     start_workers();
 }
@@ -150,7 +150,7 @@ Verdict make_verdict(const CheckConfig& c, const ProblemSpec& problem,
 }
 
 Verdict Evaluator::blank_verdict(const ProblemSpec& problem, const CandidateSpec& candidate) {
-    Verdict v = make_verdict(options_.config, problem, candidate, device_name());
+    Verdict v = make_verdict(problem_config_, problem, candidate, device_name());
     if (!precision_state_.is_null()) v.config["precision_state"] = precision_state_;
     return v;
 }
@@ -335,10 +335,26 @@ void Evaluator::prepare(const ProblemSpec& problem) {
 
 void Evaluator::plan_memory_for(const protocol::ProblemPrepared& prepared) {
     const CheckConfig& c = options_.config;
-    plan_ = plan_memory(prepared.memory, prepared.device_bytes, c.measure && c.timing.rounds(),
-                        c.mode == Mode::strict);
+    problem_config_ = c;
     // A CPU's memory is the machine's: planned (the audit shows it), never refused.
-    if (device_info_.value("type", "") != "cuda") return;
+    if (device_info_.value("type", "") != "cuda") {
+        plan_ = plan_memory(prepared.memory, prepared.device_bytes, c.measure && c.timing.rounds(),
+                            c.mode == Mode::strict);
+        return;
+    }
+    // As the judge plans it: without rounds where only that fits.
+    plan_ = plan_fitting(prepared.memory, prepared.device_bytes, c.measure && c.timing.rounds(),
+                         c.mode == Mode::strict);
+    if (plan_->rounds_dropped) {
+        problem_config_.timing.alternate = false;
+        detail(
+            "  rounds are off for this problem: the device has room for one sandbox beside "
+            "the judge, not two; the baseline is timed in the judge, apart from the "
+            "candidate (with rounds it " +
+            plan_memory(prepared.memory, prepared.device_bytes, true, c.mode == Mode::strict)
+                .needs_text() +
+            ")");
+    }
     detail("  memory plan: " + plan_->needs_text());
     // The judge's first call of the reference ran out of memory (it measured no call then).
     bool first_call_failed = prepared.trial_bytes == 0;
@@ -460,7 +476,7 @@ void Evaluator::stage_upcoming(const Upcoming& upcoming) {
 
 void Evaluator::run_phases(const ProblemSpec& problem, const CandidateSpec& candidate, Verdict& v,
                            const Upcoming& upcoming) {
-    const CheckConfig& c = options_.config;
+    const CheckConfig& c = problem_config_;
     std::unique_ptr<Staged> staged;
     // Started early for this candidate, and still there (the OOM killer takes sandboxes first).
     if (spare_ && spare_->key == staged_key(candidate) && spare_->sandbox->running())

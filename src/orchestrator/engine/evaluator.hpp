@@ -158,7 +158,10 @@ class Evaluator {
     json judge_hello_;
     json precision_state_;            // the judge's precision flags, once it has prepared a problem
     std::optional<MemoryPlan> plan_;  // the last prepared problem's, on a GPU
-    json gpu_entry_;                  // this device's peak rates (integrity/floor.hpp), or null
+    // The configuration its candidates are evaluated under: the run's, with rounds off where
+    // only the plan without them fits the device (MemoryPlan::rounds_dropped).
+    CheckConfig problem_config_;
+    json gpu_entry_;  // this device's peak rates (integrity/floor.hpp), or null
     // The next candidate's sandbox, started early (stage_upcoming); forked by zygote_, so it
     // goes before the zygote does.
     std::unique_ptr<Staged> spare_;

@@ -80,6 +80,48 @@ TEST(MemoryPlan, SmallCallsKeepTheirBuffers) {
     EXPECT_EQ(plan_memory(small(), 80 * kGiB, false).judge_shared, 32 * kMiB);
 }
 
+// Level 3 problem 2 (a shallow wide MLP): 8 GiB of parameters, calls of a few MiB. Where the
+// reference's own sandbox makes the reference's outputs, the judge holds neither the model nor
+// its call: within its bound. Without rounds it makes them itself, with the model.
+TEST(MemoryPlan, WhereTheReferencesSandboxMakesItsOutputsTheJudgeHoldsNoModel) {
+    ProblemMemory m{4 * kMiB, 4 * kMiB, 8 * kGiB, 40 * kMiB, false};
+    MemoryPlan p = plan_memory(m, 80 * kGiB, true);
+    EXPECT_FALSE(p.transient);
+    EXPECT_TRUE(p.reference_exports);
+    EXPECT_EQ(p.judge, p.judge_shared + m.inputs + m.outputs + kJudgeWorkingBytes);
+    EXPECT_LE(p.judge, judge_bound(m));
+    EXPECT_EQ(p.reference_sandbox, m.parameters + m.call_peak);
+    MemoryPlan alone = plan_memory(m, 80 * kGiB, false);
+    EXPECT_FALSE(alone.reference_exports);
+    EXPECT_EQ(alone.judge,
+              alone.judge_shared + m.parameters + m.inputs + m.call_peak + kJudgeWorkingBytes);
+    EXPECT_GT(alone.judge, judge_bound(m));
+    // Transient calls alike.
+    ProblemMemory big{kGiB, kGiB, 8 * kGiB, kGiB, false};
+    EXPECT_EQ(plan_memory(big, 80 * kGiB, true).judge, 2 * kGiB + kJudgeWorkingBytes);
+}
+
+// Level 1 problem 41 (max pooling, 3 GiB in and out, 9 GiB a call) under 24 GiB: two sandboxes
+// each keeping a call's working memory need 26.7 GiB; one beside the judge fits, as the
+// reference harness's one process does (21.0 GiB measured).
+TEST(MemoryPlan, WhereOnlyOneSandboxFitsRoundsAreDropped) {
+    ProblemMemory m{3 * kGiB, 3 * kGiB, 0, 9 * kGiB, false};
+    EXPECT_FALSE(plan_memory(m, 24 * kGiB, true).fits());
+    MemoryPlan p = plan_fitting(m, 24 * kGiB, true);
+    EXPECT_TRUE(p.fits());
+    EXPECT_TRUE(p.rounds_dropped);
+    EXPECT_FALSE(p.rounds);
+    EXPECT_EQ(p.reference_sandbox, 0u);
+    EXPECT_TRUE(p.outputs_on_host);
+    EXPECT_EQ(p.to_json()["rounds_dropped"], true);
+    // Where rounds fit, or neither fits, or none were asked for: plan_memory's.
+    EXPECT_FALSE(plan_fitting(m, 40 * kGiB, true).rounds_dropped);
+    EXPECT_TRUE(plan_fitting(m, 40 * kGiB, true).rounds);
+    EXPECT_FALSE(plan_fitting(m, 16 * kGiB, true).rounds_dropped);
+    EXPECT_FALSE(plan_fitting(m, 16 * kGiB, true).fits());
+    EXPECT_FALSE(plan_fitting(m, 24 * kGiB, false).rounds_dropped);
+}
+
 TEST(MemoryPlan, ANeedBeyondTheDeviceIsSaidWithEachPartysShare) {
     MemoryPlan p = plan_memory(relu(), 24 * kGiB, true);
     EXPECT_FALSE(p.fits());
@@ -149,6 +191,13 @@ TEST(MemoryPlan, MakingInputsOnTheDeviceCountsItsTemporariesOrMovesToTheHost) {
     MemoryPlan p = plan_memory(m, 80 * kGiB, true);
     EXPECT_GE(p.judge, m.inputs + m.making + kJudgeWorkingBytes);
     EXPECT_EQ(ProblemMemory::from_json(m.to_json()).making, m.making);
+    // Level 1 problem 98 (KL divergence): two 1 GiB inputs each made through a 1 GiB
+    // temporary, a scalar out. Made on the device the judge stays within its bound (on the host
+    // every call's inputs took seconds, and its timing ran past the phase's limit).
+    ProblemMemory kl{2 * kGiB, 4, 0, 4 * kGiB, false, kGiB};
+    EXPECT_FALSE(inputs_made_on_host(kl));
+    EXPECT_LE(plan_memory(kl, 80 * kGiB, true).judge, judge_bound(kl));
+    EXPECT_GE(plan_memory(kl, 80 * kGiB, true).judge, kl.inputs + kl.making + kCompareBytes);
     // A small problem whose get_inputs() makes a temporary larger than its calls: counted.
     ProblemMemory tiny{16 * kMiB, 16 * kMiB, 0, 16 * kMiB, false, 64 * kMiB};
     EXPECT_FALSE(inputs_made_on_host(tiny));
@@ -194,10 +243,10 @@ TEST(MemoryPlan, RealProblemsArePlannedWithinAnH100) {
         ++measured[level];
         MemoryPlan p = plan_memory(m, h100, true);
         // Whatever else it holds: the model, one call's inputs and the reference's call, or
-        // where its own sandbox makes it, the candidate's outputs.
-        EXPECT_GE(p.judge,
-                  m.parameters + m.inputs +
-                      (p.reference_exports ? m.outputs : std::max(m.call_peak, m.outputs)));
+        // where its own sandbox makes it, the inputs and the candidate's outputs.
+        EXPECT_GE(p.judge, p.reference_exports
+                               ? m.inputs + m.outputs
+                               : m.parameters + m.inputs + std::max(m.call_peak, m.outputs));
         EXPECT_EQ(p.transient, m.inputs + m.outputs >= kTransientBytes);
         within_bound[level] += p.judge <= judge_bound(m);
         if (!p.fits())
@@ -216,13 +265,12 @@ TEST(MemoryPlan, RealProblemsArePlannedWithinAnH100) {
     EXPECT_EQ(within40[2], 100);
     EXPECT_GE(within40[3], 44);
     EXPECT_GE(within24[1], 71);
-    EXPECT_GE(within24[2], 97);
-    // The reference's own sandbox makes the reference's outputs: every level 1 problem's judge
-    // within its bound; beyond it on levels 2-3, the model's parameters and small calls' working
-    // allowance.
-    EXPECT_EQ(within_bound[1], 100);
-    EXPECT_GE(within_bound[2], 60);
-    EXPECT_GE(within_bound[3], 30);
+    EXPECT_GE(within24[2], 100);
+    // The reference's own sandbox makes the reference's outputs, and the judge's model waits
+    // on the host: every problem's judge within its bound.
+    EXPECT_EQ(within_bound[1], measured[1]);
+    EXPECT_EQ(within_bound[2], measured[2]);
+    EXPECT_EQ(within_bound[3], measured[3]);
     std::cout << "within 40 GiB: level 1 " << within40[1] << ", level 2 " << within40[2]
               << ", level 3 " << within40[3] << "; within 24 GiB: " << within24[1] << ", "
               << within24[2] << ", " << within24[3] << "; the judge within 1.25 x (inputs + "

@@ -31,6 +31,12 @@ def parameter_bytes(model):
     return total
 
 
+def move_model(model, device):
+    """A module's parameters and buffers to device, in place (nothing for what is not a module)."""
+    if isinstance(model, torch.nn.Module):
+        model.to(device)
+
+
 def reset_peak():
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
