@@ -22,14 +22,6 @@ ProblemMemory ProblemMemory::from_json(const json& j) {
             f.count("call_peak"), f.flag("modifies_inputs"), f.count("making")};
 }
 
-bool inputs_made_on_host(const ProblemMemory& problem) {
-    // Made on the device, the judge holds them (and the model, where it makes the reference's
-    // outputs) with their temporaries and the comparisons' allowance: on the host only where
-    // that is past its bound.
-    return problem.making > kMakingOnDevice &&
-           problem.inputs + problem.making + kCompareBytes > judge_bound(problem);
-}
-
 MemoryPlan plan_memory(const ProblemMemory& problem, std::uint64_t device_bytes, bool rounds,
                        bool strict) {
     MemoryPlan plan;
@@ -75,23 +67,29 @@ MemoryPlan plan_memory(const ProblemMemory& problem, std::uint64_t device_bytes,
                      kJudgeWorkingBytes;
     }
     // Making a call's inputs on the device: what the judge holds then, with the temporaries of
-    // get_inputs() (none where they are made on the host). A transient request's are made
-    // before anything else of the request's exists: beside them only the comparisons'
-    // allowance.
-    const std::uint64_t making = inputs_made_on_host(problem) ? 0 : problem.making;
+    // get_inputs(). A transient request's are made before anything else of the request's
+    // exists: beside them only the comparisons' allowance. Where that does not fit the device,
+    // they are made on the host (slow: seconds a call for gigabytes of random numbers).
     const std::uint64_t beside =
         plan.transient ? kCompareBytes : plan.judge_shared + kJudgeWorkingBytes;
-    plan.judge = std::max(plan.judge, model + in + copy + making + beside);
+    const std::uint64_t without = plan.judge;
+    plan.judge = std::max(without, model + in + copy + problem.making + beside);
+    if (!plan.fits() && problem.making > kMakingOnDevice) {
+        plan.inputs_on_host = true;
+        plan.judge = std::max(without, model + in + copy + beside);
+    }
     plan.arbiter = 2 * (problem.parameters + in + call);
     return plan;
 }
 
 MemoryPlan plan_fitting(const ProblemMemory& problem, std::uint64_t device_bytes, bool rounds,
                         bool strict) {
+    // In order: rounds; one sandbox (rounds dropped); rounds with inputs made on the host;
+    // one sandbox with inputs made on the host.
     MemoryPlan plan = plan_memory(problem, device_bytes, rounds, strict);
-    if (plan.fits() || !rounds) return plan;
+    if (!rounds || (plan.fits() && !plan.inputs_on_host)) return plan;
     MemoryPlan one = plan_memory(problem, device_bytes, false, strict);
-    if (!one.fits()) return plan;
+    if (!one.fits() || (plan.fits() && one.inputs_on_host)) return plan;
     one.rounds_dropped = true;
     return one;
 }
@@ -133,6 +131,7 @@ json MemoryPlan::to_json() const {
                 {"judge_bound", judge_bound(problem)},
                 {"transient", transient},
                 {"outputs_on_host", outputs_on_host},
+                {"inputs_on_host", inputs_on_host},
                 {"reference_exports", reference_exports},
                 {"reference_sandbox", reference_sandbox},
                 {"candidate_sandbox", candidate_sandbox},

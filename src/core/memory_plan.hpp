@@ -53,6 +53,10 @@ struct MemoryPlan {
     std::uint64_t judge_shared = 0;  // of which shared buffers (outside PyTorch's allocator)
     bool transient = false;          // each request's inputs and outputs live for that request only
     bool outputs_on_host = false;  // transient, and only so it fits: reference outputs on the host
+    // Strict mode makes each call's inputs on the device, with the temporaries of get_inputs()
+    // (`making`) in the judge's share; on the host, then moved, only where those do not fit
+    // (level 1 problem 93 builds an 8 GiB int64 mask for a 1 GiB one): seconds a call.
+    bool inputs_on_host = false;
     // With rounds, for a reference that leaves its inputs alone (strict mode): the reference's
     // own sandbox makes the reference's outputs in its share and the judge maps them; the
     // judge's model waits on the host meanwhile.
@@ -88,13 +92,9 @@ constexpr std::uint64_t kTransientBytes = 64 * kMiB;
 // H100 with CUDA 13).
 constexpr std::uint64_t kContextBytes = 640 * kMiB;
 
-// Whether strict mode makes a problem's inputs on the host and moves them to the device, rather
-// than making them there: where making them on the device holds more than kMakingOnDevice beyond
-// the inputs, and the inputs with those temporaries and the comparisons' allowance would take
-// the judge past its bound (1/93's get_inputs() builds an 8 GiB int64 mask for a 1 GiB one).
-// Slower (the host's random numbers, every call's inputs), and only for such problems.
+// get_inputs() temporaries beyond this that do not fit the device make strict mode's inputs on
+// the host (MemoryPlan::inputs_on_host).
 constexpr std::uint64_t kMakingOnDevice = 256 * kMiB;
-bool inputs_made_on_host(const ProblemMemory& problem);
 
 // strict: kbench's mode, where the reference's own sandbox may make the reference's outputs
 // (reference_exports); otherwise the judge makes them. The judge's preparation (the first call,
@@ -102,10 +102,12 @@ bool inputs_made_on_host(const ProblemMemory& problem);
 MemoryPlan plan_memory(const ProblemMemory& problem, std::uint64_t device_bytes, bool rounds,
                        bool strict = true);
 
-// plan_memory, but where rounds were asked for and their plan does not fit the device while the
-// plan without them does (two sandboxes each keeping a call's working memory, level 1 problem 41
-// under 24 GiB), the plan without them, rounds_dropped: one sandbox, the baseline timed in the
-// judge, as the reference harness does. The judge and the orchestrator both plan with it.
+// plan_memory, but where rounds were asked for and their plan does not fit the device (or fits
+// only with inputs made on the host) while the plan without them does (with inputs made on the
+// device, where rounds fit only with them on the host): the plan without them, rounds_dropped.
+// One sandbox, the baseline timed in the judge, as the reference harness does (two sandboxes
+// each keeping a call's working memory: level 1 problem 41 under 24 GiB). The judge and the
+// orchestrator both plan with it on a GPU.
 MemoryPlan plan_fitting(const ProblemMemory& problem, std::uint64_t device_bytes, bool rounds,
                         bool strict = true);
 

@@ -515,15 +515,10 @@ protocol::SandboxAttached CandidateSession::attach(double limit_s,
     // The protocol's own cost, measured while no code of the candidate's exists in the sandbox.
     // A transient problem's calls get inputs of their own, in a request pool, as every later
     // request's are (and no reference call: the model is not called).
-    CallInputs pooled_base;
-    Exchange::Call one;
-    if (exchange_.transient()) {
-        pooled_base = make_call_inputs(p_, p_.seed, device_, true);
-        one = {&pooled_base, p_.outputs};
-    } else {
-        const auto& base = public_call(p_, p_.seed, device_);
-        one = {&base.first, output_shapes(base.second)};
-    }
+    // Inputs of their own, not a kept public call: making that again would run the reference
+    // in the judge (whose model may wait on the host).
+    CallInputs base = make_call_inputs(p_, p_.seed, device_, exchange_.transient());
+    Exchange::Call one{&base, p_.outputs};
     auto done_with_request = [&] { exchange_.release_request(); };
     // What a request costs besides its calls: its wall time less what the empty calls took.
     auto overhead_of = [&](const Exchange::Outcome& outcome) {

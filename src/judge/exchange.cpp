@@ -77,8 +77,10 @@ void Exchange::set_deadline(double seconds, const std::string& phase) {
     limit_s_ = seconds;
     phase_ = phase;
     where_.clear();
-    deadline_ = Clock::now() + std::chrono::milliseconds(long(seconds * 1000));
-    paused_at_.reset();
+    // Stopped until the judge first sends to the sandbox or waits for it (the other sandbox's
+    // requests may come first).
+    paused_at_ = Clock::now();
+    deadline_ = *paused_at_ + std::chrono::milliseconds(long(seconds * 1000));
 }
 
 void Exchange::resume_phase_clock() {
@@ -451,6 +453,9 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
     send(protocol::request_json(batch), fds);
     Outcome outcome;
     outcome.done = decode<protocol::CallsDone>(receive());
+    // The outputs' digests below wait for whatever the sandbox left running on the device: the
+    // phase's clock runs on until they are taken.
+    resume_phase_clock();
     call_deadline_ = Clock::time_point::max();
     if (!null_model) model_called_ = true;
     // The outputs are the judge's once it has their keyed digests: only then does the clock
@@ -471,6 +476,7 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
     }
     device_.synchronize();
     auto t1 = Clock::now();
+    paused_at_ = t1;
     std::uint64_t waited1 = run_delay_.now_ns();
     // Only the judge's waits in its own stretches, before the request is sent and from the
     // reply on: from the write to the reply the sandbox works, and a wait of the judge's there

@@ -160,6 +160,10 @@ class Judge {
             device_.is_cuda()
                 ? plan_fitting(problem_->memory, capacity_, request.rounds, problem_->strict)
                 : plan_memory(problem_->memory, capacity_, request.rounds, problem_->strict);
+        problem_->inputs_on_host = problem_->strict && problem_->plan.inputs_on_host;
+        // The flop count runs the reference in the judge: now, alone on the device, not beside a
+        // candidate's sandbox when the first baseline request asks for it.
+        if (device_.is_cuda()) reference_work(*problem_, device_);
         device_.synchronize();
         return prepared(false);
     }

@@ -199,9 +199,9 @@ std::unique_ptr<ReferenceProblem> load_reference(const protocol::PrepareProblem&
         // What making them held beyond them (strict mode makes them on the device).
         std::size_t making = device.is_cuda() ? memory.attr("peak")().cast<std::size_t>() : 0;
         m.making = making > before + first.bytes ? making - before - first.bytes : 0;
-        p->inputs_on_host = p->strict && inputs_made_on_host(m);
-        // Its temporaries, cached by PyTorch's allocator, go back to the device.
-        if (p->inputs_on_host) python_module("torch").attr("cuda").attr("empty_cache")();
+        // Its temporaries, cached by PyTorch's allocator, go back to the device (the plan
+        // decides where later calls' inputs are made: plan_memory).
+        if (m.making > kMakingOnDevice) python_module("torch").attr("cuda").attr("empty_cache")();
         if (device.is_cuda()) memory.attr("reset_peak")();
         held = device.is_cuda() ? memory.attr("allocated")().cast<std::size_t>() : 0;
         // On the inputs themselves, not a copy (a copy of 8 GiB inputs kept level 1 problem 94
@@ -317,11 +317,11 @@ const json& reference_work(ReferenceProblem& p, const Device& device) {
     {
         // Inputs of its own, made for the count and dropped after it: the judge holds one call's
         // inputs and one call, as its plan says, not a kept call besides.
-        model_to_device(p, device);
         CallInputs inputs = make_call_inputs(p, p.public_trial_seeds.at(0), device);
         py::list values;
         for (const py::object& v : inputs.values) values.append(v);
         try {
+            model_to_device(p, device);
             py::object counted =
                 python_module("kbench_worker.floor").attr("count")(p.model, values);
             p.work = json::parse(python_module("json").attr("dumps")(counted).cast<std::string>());
@@ -355,13 +355,23 @@ std::vector<py::tuple> baseline_inputs(ReferenceProblem& p, const Device& device
     }
     std::vector<py::tuple> sets;
     for (std::uint64_t seed : seeds) {
-        const CallInputs& inputs = public_call(p, seed, device).first;
+        // A kept call's inputs are copied (the calls may change them); others are made for the
+        // baseline alone, without the reference's outputs (a kept call holds those too, which
+        // a plan with the outputs on the host has no room for).
+        auto kept = p.public_calls.find(seed);
+        CallInputs made;
+        if (kept == p.public_calls.end()) made = make_call_inputs(p, seed, device);
+        const CallInputs& inputs = kept != p.public_calls.end() ? kept->second.first : made;
         py::list args;
-        for (std::size_t j = 0; j < inputs.values.size(); ++j)
-            args.append(
-                inputs.tensors[j].defined()
-                    ? py::reinterpret_steal<py::object>(THPVariable_Wrap(inputs.tensors[j].clone()))
-                    : inputs.values[j]);
+        for (std::size_t j = 0; j < inputs.values.size(); ++j) {
+            if (!inputs.tensors[j].defined()) {
+                args.append(inputs.values[j]);
+                continue;
+            }
+            at::Tensor t =
+                kept != p.public_calls.end() ? inputs.tensors[j].clone() : inputs.tensors[j];
+            args.append(py::reinterpret_steal<py::object>(THPVariable_Wrap(t)));
+        }
         sets.emplace_back(args);
     }
     return sets;

@@ -76,7 +76,7 @@ struct ReferenceProblem {
     int trials = 5;
     bool strict = true;
     // Strict mode makes inputs on the device, but on the host where making them there holds
-    // large temporaries (inputs_made_on_host), decided at the first call.
+    // large temporaries that do not fit (the plan's inputs_on_host).
     bool inputs_on_host = false;
     Tf32 tf32 = Tf32::off;  // the precision policy
     json precision_state;   // the judge's flags under it

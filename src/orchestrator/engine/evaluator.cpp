@@ -306,6 +306,7 @@ void Evaluator::check_judge_health() {
 
 void Evaluator::prepare(const ProblemSpec& problem) {
     const CheckConfig& c = options_.config;
+    problem_config_ = c;  // until this problem's plan says otherwise
     protocol::PrepareProblem request{problem.name,
                                      problem.code,
                                      sha256_hex(problem.code),
@@ -335,7 +336,6 @@ void Evaluator::prepare(const ProblemSpec& problem) {
 
 void Evaluator::plan_memory_for(const protocol::ProblemPrepared& prepared) {
     const CheckConfig& c = options_.config;
-    problem_config_ = c;
     // A CPU's memory is the machine's: planned (the audit shows it), never refused.
     if (device_info_.value("type", "") != "cuda") {
         plan_ = plan_memory(prepared.memory, prepared.device_bytes, c.measure && c.timing.rounds(),
