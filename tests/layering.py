@@ -5,7 +5,9 @@ src/<folder>/<file>.hpp or .cpp), and when a verdict's status or blame is assign
 src/core/decision.cpp (every other place reports a Decision to decide()); and when a KBENCH_*
 environment variable is read with getenv outside src/core/settings.cpp, or named in src/ without
 a row in its table; and when C++ imports a Python module anywhere but src/runtime/python.cpp, or
-names one (python_module("...")) that its table does not list.
+names one (python_module("...")) that its table does not list; and when a program is run to
+completion anywhere but src/process/ (kbench's Python scripts and queries go through
+run_python(), src/process/python_run.cpp).
 
 The layers are the table between `<!-- layers` and `<!-- /layers -->` in docs/architecture.md:
 a row a folder of src/, with the folders it may include. A folder of src/ that the table does not
@@ -32,6 +34,9 @@ PYTHON = "runtime/python.cpp"
 IMPORT = re.compile(r"module_::import\(")
 PYTHON_USE = re.compile(r'python_module\(\s*"([A-Za-z0-9_.]+)"')
 PYTHON_ROW = re.compile(r'\{"([A-Za-z0-9_.]+)",\s*"')
+# Programs run to completion (kbench's Python scripts among them): only from process/.
+RUN = re.compile(r"\brun_to_completion\(")
+RUNNERS = "process/"
 # Compile definitions of kbench's own build, not environment variables.
 NOT_SETTINGS = {"KBENCH_WITH_CUDA", "KBENCH_WITH_CUPTI", "KBENCH_SOURCE_DIR"}
 ROW = re.compile(r"^\|\s*`([a-z_]+)`\s*\|(.*)\|\s*$")
@@ -98,6 +103,11 @@ def main():
                 line = text.count("\n", 0, match.start()) + 1
                 errors.append(f"{path.relative_to(root)}:{line}: {match.group(1)} read with getenv: "
                               f"read it with setting() (src/{SETTINGS})")
+        if not path.relative_to(src).as_posix().startswith(RUNNERS):
+            for match in RUN.finditer(text):
+                line = text.count("\n", 0, match.start()) + 1
+                errors.append(f"{path.relative_to(root)}:{line}: a program run directly: run "
+                              f"kbench's Python scripts with run_python() (src/process/python_run.hpp)")
         if path.relative_to(src).as_posix() != PYTHON:
             for match in IMPORT.finditer(text):
                 line = text.count("\n", 0, match.start()) + 1

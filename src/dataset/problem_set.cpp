@@ -15,7 +15,7 @@
 #include "core/settings.hpp"
 #include "dataset/json_lines.hpp"
 #include "dataset/problem_file.hpp"
-#include "process/process.hpp"
+#include "process/python_run.hpp"
 
 namespace kbench::dataset {
 namespace {
@@ -143,30 +143,26 @@ std::vector<Problem> read_problem_parquet(const fs::path& file, const std::strin
                              " is not a Parquet file: it does not begin and end with PAR1, "
                              "Parquet's marker",
                          columns_hint);
-    // The reader is a script of the worker package (kbench_worker/parquet.py).
+    // The reader is a script of the worker package (kbench_worker/parquet.py), with the
+    // user's packages (pyarrow or pandas).
     fs::path script = build::worker_package_dir() / "kbench_worker" / "parquet.py";
-    // Run so that neither the script's folder (the worker package) nor the current one is on
-    // the module path, where their files could stand in for modules pyarrow or pandas import.
-    static const char* runner =
-        "import runpy, sys; del sys.path[0]; sys.argv = sys.argv[1:]; "
-        "runpy.run_path(sys.argv[0], run_name='__main__')";
-    auto result =
-        sandbox::run_to_completion({python, "-c", runner, script.string(), file.string()}, 300);
+    auto result = sandbox::run_python(
+        {python, script.string(), false, {file.string()}, sandbox::PythonIsolation::packages, 300});
     if (result.status.exited && result.status.code == 0)
         return parse_rows(result.out, file.string());
-    // The reader says what failed in one line, with an exit code for its kind (parquet.py).
+    // The reader says what failed in one line, with an exit code for its kind.
     std::string said = last_line(result.err);
     switch (result.status.exited ? result.status.code : -1) {
-        case 3:
+        case int(ParquetExit::no_reader):
             throw UsageError("cannot read " + file.string() + ": " + said + " (" + python + ")",
                              "install pyarrow (" + python +
                                  " -m pip install pyarrow), or give the problems as JSON lines "
                                  "(.jsonl)");
-        case 4:
+        case int(ParquetExit::unreadable):
             throw UsageError(file.string() + " is not a readable Parquet file: " + said,
                              "check that the file is whole (download it again), or give the "
                              "problems as JSON lines (.jsonl)");
-        case 5:
+        case int(ParquetExit::missing_columns):
             throw UsageError(file.string() + " lacks columns of the problem layout: " + said,
                              columns_hint);
         default:

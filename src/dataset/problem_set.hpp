@@ -14,6 +14,10 @@ namespace kbench::dataset {
 // python runs the Parquet reader (pyarrow or pandas).
 std::vector<Problem> load_problems(const std::string& spec, const std::string& python);
 
+// The exit codes of kbench_worker/parquet.py, under its own names (NO_READER, UNREADABLE,
+// MISSING_COLUMNS; the unit test ParquetExit.MatchesTheReadersOwn reads them there).
+enum class ParquetExit { no_reader = 3, unreadable = 4, missing_columns = 5 };
+
 std::vector<Problem> read_kernelbench_tree(const fs::path& root);
 std::vector<Problem> read_problem_jsonl(const fs::path& file);
 std::vector<Problem> read_problem_parquet(const fs::path& file, const std::string& python);

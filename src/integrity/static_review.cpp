@@ -5,7 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/sha256.hpp"
-#include "process/process.hpp"
+#include "process/python_run.hpp"
 
 namespace kbench::integrity {
 namespace {
@@ -81,9 +81,14 @@ StaticReport StaticReview::run(const std::string& code, Backend backend,
     auto start = std::chrono::steady_clock::now();
     // -I: no user site, no environment, no current folder on the path; -S: no site packages
     // at all. The analyzer needs the standard library only.
-    sandbox::CommandOutput out = sandbox::run_to_completion(
-        {python_, "-I", "-S", "-B", analyzer_.string()}, kAnalyzerSeconds,
-        request.dump(-1, ' ', false, json::error_handler_t::replace));
+    sandbox::CommandOutput out =
+        sandbox::run_python({python_,
+                             analyzer_.string(),
+                             false,
+                             {},
+                             sandbox::PythonIsolation::standard_library,
+                             kAnalyzerSeconds,
+                             request.dump(-1, ' ', false, json::error_handler_t::replace)});
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     StaticReport report;

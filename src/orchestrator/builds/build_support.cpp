@@ -14,7 +14,7 @@
 #include "build/build_cache.hpp"
 #include "core/sha256.hpp"
 #include "orchestrator/engine/text.hpp"
-#include "process/process.hpp"
+#include "process/python_run.hpp"
 
 namespace kbench::orchestrator {
 namespace {
@@ -113,11 +113,17 @@ BuildSupportState BuildSupport::make_or_check() {
         std::error_code ignored;
         fs::remove_all(making, ignored);
         fs::remove_all(dir, ignored);  // an earlier attempt's remains
-        std::vector<std::string> argv = {"env", "CUDA_VISIBLE_DEVICES="};
-        if (!o.architectures.empty()) argv.push_back("TORCH_CUDA_ARCH_LIST=" + o.architectures);
-        argv.insert(argv.end(), {o.python, o.script.string(), making.string(),
-                                 std::string(to_string(o.device_kind))});
-        auto out = sandbox::run_to_completion(argv, o.limit_s);
+        sandbox::PythonRun run{o.python,
+                               o.script.string(),
+                               false,
+                               {making.string(), std::string(to_string(o.device_kind))},
+                               sandbox::PythonIsolation::packages,
+                               o.limit_s,
+                               {},
+                               {{"CUDA_VISIBLE_DEVICES", ""}}};
+        if (!o.architectures.empty())
+            run.env_set.push_back({"TORCH_CUDA_ARCH_LIST", o.architectures});
+        auto out = sandbox::run_python(run);
         if (!(out.status.exited && out.status.code == 0)) {
             fs::remove_all(making, ignored);
             s.why_none = "making it failed (" + out.status.describe() +

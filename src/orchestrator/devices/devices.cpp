@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "process/process.hpp"
+#include "process/python_run.hpp"
 
 namespace kbench::orchestrator {
 
@@ -36,7 +36,12 @@ std::vector<std::string> gpu_capabilities(const std::string& python, const fs::p
     for (const auto& gpu : gpus) list += (list.empty() ? "" : ",") + gpu;
     std::vector<std::string> out;
     try {
-        auto result = sandbox::run_to_completion({python, "-I", "-S", probe.string(), list}, 30);
+        auto result = sandbox::run_python({python,
+                                           probe.string(),
+                                           false,
+                                           {list},
+                                           sandbox::PythonIsolation::standard_library,
+                                           30});
         if (!result.status.exited || result.status.code != 0) {
             why = result.err.empty() ? result.status.describe() : result.err;
             while (!why.empty() && why.back() == '\n') why.pop_back();

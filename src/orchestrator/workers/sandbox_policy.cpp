@@ -10,15 +10,20 @@
 
 #include "core/error.hpp"
 #include "core/settings.hpp"
-#include "process/process.hpp"
+#include "process/python_run.hpp"
 
 namespace kbench::orchestrator {
 namespace {
 
 // The folders a Python's standard library and packages live in.
 std::vector<std::string> python_prefixes(const std::string& python) {
-    auto out = sandbox::run_to_completion(
-        {python, "-c", "import sys; print(sys.prefix); print(sys.base_prefix)"}, 30);
+    // With the user's environment, as the workers see it.
+    auto out = sandbox::run_python({python,
+                                    "import sys; print(sys.prefix); print(sys.base_prefix)",
+                                    true,
+                                    {},
+                                    sandbox::PythonIsolation::packages,
+                                    30});
     std::vector<std::string> prefixes;
     std::stringstream lines(out.out);
     for (std::string line; std::getline(lines, line);)

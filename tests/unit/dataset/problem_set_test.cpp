@@ -112,6 +112,18 @@ TEST_F(Dataset, ParquetFileAndSnapshotFolder) {
     EXPECT_EQ(from_folder.size(), 2u);
 }
 
+// parquet.py's exit codes, which the dataset reader names: the same numbers under the same names.
+TEST(ParquetExit, MatchesTheReadersOwn) {
+    std::string reader = read_file(std::filesystem::path(KBENCH_TEST_SOURCE_DIR) /
+                                   "src/worker/python/kbench_worker/parquet.py");
+    for (auto [name, code] : {std::pair{"NO_READER", ParquetExit::no_reader},
+                              std::pair{"UNREADABLE", ParquetExit::unreadable},
+                              std::pair{"MISSING_COLUMNS", ParquetExit::missing_columns}})
+        EXPECT_NE(reader.find("\n" + std::string(name) + " = " + std::to_string(int(code)) + "\n"),
+                  std::string::npos)
+            << name;
+}
+
 TEST(Selection, IdRangesAndFilters) {
     auto ranges = parse_id_ranges("1-10,19");
     ASSERT_EQ(ranges.size(), 2u);
