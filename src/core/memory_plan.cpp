@@ -73,8 +73,9 @@ MemoryPlan plan_memory(const ProblemMemory& problem, std::uint64_t device_bytes,
     const std::uint64_t beside =
         plan.transient ? kCompareBytes : plan.judge_shared + kJudgeWorkingBytes;
     const std::uint64_t without = plan.judge;
-    plan.judge = std::max(without, model + in + copy + problem.making + beside);
-    if (!plan.fits() && problem.making > kMakingOnDevice) {
+    const std::uint64_t making = model + in + copy + problem.making + beside;
+    plan.judge = std::max(without, making);
+    if (!plan.fits() && making > without && problem.making > kMakingOnDevice) {
         plan.inputs_on_host = true;
         plan.judge = std::max(without, model + in + copy + beside);
     }

@@ -155,16 +155,21 @@ class Judge {
         } catch (const std::exception& e) {
             throw FaultError(FaultKind::reference, e.what());
         }
-        problem_->key = key;
         problem_->plan =
             device_.is_cuda()
                 ? plan_fitting(problem_->memory, capacity_, request.rounds, problem_->strict)
                 : plan_memory(problem_->memory, capacity_, request.rounds, problem_->strict);
         problem_->inputs_on_host = problem_->strict && problem_->plan.inputs_on_host;
         // The flop count runs the reference in the judge: now, alone on the device, not beside a
-        // candidate's sandbox when the first baseline request asks for it.
-        if (device_.is_cuda()) reference_work(*problem_, device_);
+        // candidate's sandbox when the first baseline request asks for it; in strict mode
+        // without the first call kept beside it (nothing reads it there later). Not for a
+        // problem its plan refuses.
+        if (device_.is_cuda() && problem_->plan.fits()) {
+            if (problem_->strict) trim_kept_calls(*problem_, device_, std::size_t(1) << 62);
+            reference_work(*problem_, device_);
+        }
         device_.synchronize();
+        problem_->key = key;
         return prepared(false);
     }
 

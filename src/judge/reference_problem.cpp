@@ -317,10 +317,11 @@ const json& reference_work(ReferenceProblem& p, const Device& device) {
     {
         // Inputs of its own, made for the count and dropped after it: the judge holds one call's
         // inputs and one call, as its plan says, not a kept call besides.
-        CallInputs inputs = make_call_inputs(p, p.public_trial_seeds.at(0), device);
+        CallInputs inputs;
         py::list values;
-        for (const py::object& v : inputs.values) values.append(v);
         try {
+            inputs = make_call_inputs(p, p.public_trial_seeds.at(0), device);
+            for (const py::object& v : inputs.values) values.append(v);
             model_to_device(p, device);
             py::object counted =
                 python_module("kbench_worker.floor").attr("count")(p.model, values);

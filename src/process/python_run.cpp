@@ -4,11 +4,14 @@ namespace kbench::sandbox {
 
 namespace {
 
-// Drops the script's folder from the module path, then runs the script as __main__ (the same
-// as `python SCRIPT ARGS` otherwise).
+// -c puts the current folder first on the module path ('', none under PYTHONSAFEPATH): dropped
+// before anything is imported from there.
+constexpr const char* kNoCurrentFolder =
+    "import sys\nif sys.path and sys.path[0] == '':\n    del sys.path[0]\n";
+// Then runs the script as __main__ (the same as `python SCRIPT ARGS`, but for its folder, which
+// runpy does not put on the module path).
 constexpr const char* kRunner =
-    "import runpy, sys; del sys.path[0]; sys.argv = sys.argv[1:]; "
-    "runpy.run_path(sys.argv[0], run_name='__main__')";
+    "import runpy\nsys.argv = sys.argv[1:]\nrunpy.run_path(sys.argv[0], run_name='__main__')\n";
 
 }  // namespace
 
@@ -23,11 +26,10 @@ CommandOutput run_python(const PythonRun& run) {
         argv.insert(argv.end(), {"-I", "-S", "-B"});
         if (run.code) argv.push_back("-c");
         argv.push_back(run.script);
-    } else if (run.code) {
-        // -c puts the current folder first on the module path: dropped before the code runs.
-        argv.insert(argv.end(), {"-c", "import sys; del sys.path[0]\n" + run.script});
     } else {
-        argv.insert(argv.end(), {"-c", kRunner, run.script});
+        argv.insert(argv.end(),
+                    {"-c", std::string(kNoCurrentFolder) + (run.code ? run.script : kRunner)});
+        if (!run.code) argv.push_back(run.script);
     }
     argv.insert(argv.end(), run.args.begin(), run.args.end());
     return run_to_completion(argv, run.timeout_s, run.input);

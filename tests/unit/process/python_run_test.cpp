@@ -18,6 +18,8 @@ struct Scripts {
     Scripts() {
         fs::create_directories(dir / "extra");
         std::ofstream(dir / "json.py") << "raise SystemExit('the script folder is on the path')\n";
+        std::ofstream(dir / "runpy.py")
+            << "raise SystemExit('the current folder is on the path')\n";
         std::ofstream(dir / "extra" / "kbench_extra.py") << "VALUE = 7\n";
         std::ofstream(dir / "probe.py")
             << "import json, sys\n"
@@ -60,9 +62,15 @@ TEST(PythonRun, EachIsolationSeesWhatItSays) {
     EXPECT_EQ(out.out.rfind("{\"extra\": 7, \"args\": [\"a\", \"b c\"], \"input\": \"in\", ", 0),
               0u)
         << out.out;
+    // Where PYTHONSAFEPATH already keeps the current folder off the path, the user's first
+    // PYTHONPATH entry stays.
+    with.env_set.push_back({"PYTHONSAFEPATH", "1"});
+    out = run_python(with);
+    ASSERT_TRUE(out.status.exited && out.status.code == 0) << out.err;
+    EXPECT_EQ(out.out.rfind("{\"extra\": 7,", 0), 0u) << out.out;
 }
 
-TEST(PythonRun, CodeRunsAsMinusCDoes) {
+TEST(PythonRun, NothingInTheCurrentFolderShadowsAModule) {
     Scripts s;
     for (PythonIsolation isolation :
          {PythonIsolation::standard_library, PythonIsolation::packages}) {
@@ -75,10 +83,26 @@ TEST(PythonRun, CodeRunsAsMinusCDoes) {
                       30,
                       {},
                       {}};
-        std::string cwd = fs::current_path().string();
-        fs::current_path(s.dir);
-        CommandOutput out = run_python(run);
-        fs::current_path(cwd);
+        struct InFolder {
+            fs::path was = fs::current_path();
+            explicit InFolder(const fs::path& dir) { fs::current_path(dir); }
+            ~InFolder() { fs::current_path(was); }
+        };
+        CommandOutput out, script;
+        {
+            InFolder there(s.dir);
+            out = run_python(run);
+            // A script run from a folder whose files would shadow the runner's modules.
+            script = run_python({KBENCH_TEST_PYTHON,
+                                 (s.dir / "probe.py").string(),
+                                 false,
+                                 {},
+                                 isolation,
+                                 30,
+                                 {},
+                                 {}});
+        }
+        EXPECT_TRUE(script.status.exited && script.status.code == 0) << script.err;
         ASSERT_TRUE(out.status.exited && out.status.code == 0) << out.err;
         EXPECT_EQ(out.out, "[\"x\"]\n");
     }
