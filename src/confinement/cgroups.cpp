@@ -1,4 +1,5 @@
 #include "confinement/cgroups.hpp"
+#include "confinement/mountinfo.hpp"
 
 #include <dirent.h>
 #include <signal.h>
@@ -15,28 +16,11 @@
 namespace kbench::sandbox {
 namespace {
 
-struct MountLine {
-    std::string root, point, type;
-    std::vector<std::string> options;  // the superblock's
-};
-
-std::vector<MountLine> cgroup_mounts() {
-    std::vector<MountLine> out;
-    std::ifstream in("/proc/self/mountinfo");
-    for (std::string line; std::getline(in, line);) {
-        std::istringstream fields(line);
-        std::string id, parent, device, root, point, word;
-        fields >> id >> parent >> device >> root >> point;
-        while (fields >> word && word != "-") {
-        }
-        MountLine m{root, point, "", {}};
-        std::string source, options;
-        fields >> m.type >> source >> options;
-        if (m.type != "cgroup" && m.type != "cgroup2") continue;
-        std::stringstream names(options);
-        for (std::string name; std::getline(names, name, ',');) m.options.push_back(name);
-        out.push_back(m);
-    }
+// The cgroup filesystems this process sees.
+std::vector<MountEntry> cgroup_mounts() {
+    std::vector<MountEntry> out;
+    for (MountEntry& m : own_mounts())
+        if (m.type == "cgroup" || m.type == "cgroup2") out.push_back(std::move(m));
     return out;
 }
 
@@ -52,7 +36,7 @@ std::string folder_of(const std::string& mount_point, const std::string& mount_r
 }
 
 std::string mount_root_of(const std::string& point) {
-    for (const MountLine& m : cgroup_mounts())
+    for (const MountEntry& m : cgroup_mounts())
         if (m.point == point) return m.root;
     return "/";
 }
@@ -90,18 +74,18 @@ std::string cgroup_path(const std::string& proc_file, const std::string& control
 
 std::vector<std::string> cgroup_mount_points() {
     std::vector<std::string> out;
-    for (const MountLine& m : cgroup_mounts()) out.push_back(m.point);
+    for (const MountEntry& m : cgroup_mounts()) out.push_back(m.point);
     return out;
 }
 
 std::string cgroup2_mount() {
-    for (const MountLine& m : cgroup_mounts())
+    for (const MountEntry& m : cgroup_mounts())
         if (m.type == "cgroup2") return m.point;
     return {};
 }
 
 std::string cgroup1_mount(const std::string& controller) {
-    for (const MountLine& m : cgroup_mounts())
+    for (const MountEntry& m : cgroup_mounts())
         if (m.type == "cgroup")
             for (const std::string& o : m.options)
                 if (o == controller) return m.point;

@@ -1,4 +1,5 @@
 #include "confinement/layer_checks.hpp"
+#include "confinement/mountinfo.hpp"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -101,21 +102,6 @@ LayerCheck in_cgroup(Proc& p, const std::string& folder) {
     return contradicted("it is not in " + folder);
 }
 
-// A path as /proc/PID/mountinfo writes it: space, tab, newline and backslash as octal escapes.
-std::string unescaped(const std::string& field) {
-    std::string out;
-    for (std::size_t i = 0; i < field.size(); ++i) {
-        if (field[i] == '\\' && i + 3 < field.size() &&
-            std::isdigit(static_cast<unsigned char>(field[i + 1]))) {
-            out += char(std::stoi(field.substr(i + 1, 3), nullptr, 8));
-            i += 3;
-        } else {
-            out += field[i];
-        }
-    }
-    return out;
-}
-
 LayerCheck no_new_privs(Proc& p) {
     return status_is(p, "NoNewPrivs", "1");
 }
@@ -182,23 +168,13 @@ const std::map<std::string, Checker, std::less<>>& checks() {
                  char real[PATH_MAX];
                  std::string folder = ::realpath(given.c_str(), real) ? real : given;
                  bool found = false;
-                 std::istringstream lines(text);
-                 for (std::string line; std::getline(lines, line) && !found;) {
-                     std::istringstream fields(line);
-                     std::string id, parent, device, root, point, word, type, source, options;
-                     fields >> id >> parent >> device >> root >> point;
-                     while (fields >> word && word != "-") {
-                     }
-                     fields >> type >> source >> options;
+                 for (const MountEntry& m : parse_mountinfo(text)) {
                      // kbench's own: of the quota's size, to a page (a tmpfs the host had
                      // there is not).
-                     std::size_t at = ("," + options).find(",size=");
-                     unsigned long long kib = 0;
-                     if (at != std::string::npos)
-                         kib = std::strtoull(options.c_str() + at + 5, nullptr, 10);
+                     unsigned long long kib = std::strtoull(m.option("size").c_str(), nullptr, 10);
                      unsigned long long bytes = kib * 1024, want = spec.disk_bytes;
-                     found = unescaped(point) == folder && type == "tmpfs" &&
-                             (bytes > want ? bytes - want : want - bytes) < 65536;
+                     found = found || (m.point == folder && m.type == "tmpfs" &&
+                                       (bytes > want ? bytes - want : want - bytes) < 65536);
                  }
                  if (!found) return contradicted("no tmpfs of its own at " + given);
              }

@@ -106,9 +106,10 @@ void accumulate(const at::Tensor& ref, const at::Tensor& got, std::int64_t offse
     stats.max_abs = std::max(stats.max_abs, finite_diff.max().item<double>());
     stats.max_rel = std::max(stats.max_rel,
                              (finite_diff / ref.abs().clamp_min(spec.atol)).max().item<double>());
-    // Within tolerance, or the same value (covers infinities), or NaN where the reference has
-    // NaN in strict mode (KernelBench's allclose treats every NaN as a mismatch).
-    at::Tensor close = (diff <= spec.atol + spec.rtol * ref.abs()) | (got == ref);
+    // Within tolerance of a finite reference (against an infinity the tolerance is infinite
+    // too, so any value would pass), or the same value (covers infinities), or NaN where the
+    // reference has NaN in strict mode (KernelBench's allclose treats every NaN as a mismatch).
+    at::Tensor close = (ref_finite & (diff <= spec.atol + spec.rtol * ref.abs())) | (got == ref);
     if (spec.strict) close = close | (at::isnan(ref) & at::isnan(got));
     at::Tensor bad_nonfinite = ref_finite & ~both_finite;
     std::int64_t nonfinite = bad_nonfinite.sum().item<std::int64_t>();

@@ -79,14 +79,7 @@ void Exchange::set_deadline(double seconds, const std::string& phase) {
     where_.clear();
     // Stopped until the judge first sends to the sandbox or waits for it (the other sandbox's
     // requests may come first).
-    paused_at_ = Clock::now();
-    deadline_ = *paused_at_ + std::chrono::milliseconds(long(seconds * 1000));
-}
-
-void Exchange::resume_phase_clock() {
-    if (!paused_at_) return;
-    if (deadline_ != Clock::time_point::max()) deadline_ += Clock::now() - *paused_at_;
-    paused_at_.reset();
+    phase_clock_.start(seconds);
 }
 
 void Exchange::ended(const std::string& what) {
@@ -112,7 +105,7 @@ std::string Exchange::overran() const {
 }
 
 void Exchange::send(const json& message, const std::vector<int>& fds) {
-    resume_phase_clock();
+    phase_clock_.run();
     std::string frame = sandbox::encode_frame(message);
     std::size_t done = 0;
     bool fds_sent = fds.empty();
@@ -121,7 +114,7 @@ void Exchange::send(const json& message, const std::vector<int>& fds) {
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             pollfd p{fd_, POLLOUT, 0};
-            int ready = ::poll(&p, 1, millis_until(deadline_));
+            int ready = ::poll(&p, 1, millis_until(phase_clock_.deadline()));
             if (ready == 0)
                 throw FaultError(FaultKind::candidate_overran,
                                  overran() + " (the sandbox stopped reading)", "", where_);
@@ -134,11 +127,11 @@ void Exchange::send(const json& message, const std::vector<int>& fds) {
 }
 
 json Exchange::receive() {
-    resume_phase_clock();
+    phase_clock_.run();
     for (;;) {
         try {
             if (auto body = reader_.next()) {
-                paused_at_ = Clock::now();  // the judge's own work from here on
+                phase_clock_.stop();  // the judge's own work from here on
                 return *body;
             }
         } catch (const ProtocolError& e) {
@@ -149,14 +142,14 @@ json Exchange::receive() {
                 "protocol_violation", where_);
         }
         pollfd p{fd_, POLLIN, 0};
-        int ready = ::poll(&p, 1, millis_until(std::min(deadline_, call_deadline_)));
+        int ready = ::poll(&p, 1, millis_until(std::min(phase_clock_.deadline(), call_deadline_)));
         if (ready < 0 && errno == EINTR) {
             check_signals(sandbox_pid_);
             continue;
         }
         if (ready == 0) {
             auto now = Clock::now();
-            if (now >= deadline_)
+            if (now >= phase_clock_.deadline())
                 throw FaultError(FaultKind::candidate_overran, overran(), "", where_);
             // A first call that is still compiling is looked at again in a second.
             if (now < first_call_until_ && call_limits_.compiling && call_limits_.compiling()) {
@@ -455,7 +448,7 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
     outcome.done = decode<protocol::CallsDone>(receive());
     // The outputs' digests below wait for whatever the sandbox left running on the device: the
     // phase's clock runs on until they are taken.
-    resume_phase_clock();
+    phase_clock_.run();
     call_deadline_ = Clock::time_point::max();
     if (!null_model) model_called_ = true;
     // The outputs are the judge's once it has their keyed digests: only then does the clock
@@ -476,7 +469,7 @@ Exchange::Outcome Exchange::run(const std::vector<Call>& calls, bool timed, bool
     }
     device_.synchronize();
     auto t1 = Clock::now();
-    paused_at_ = t1;
+    phase_clock_.stop(t1);
     std::uint64_t waited1 = run_delay_.now_ns();
     // Only the judge's waits in its own stretches, before the request is sent and from the
     // reply on: from the write to the reply the sandbox works, and a wait of the judge's there

@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "judge/compare.hpp"
+#include "judge/phase_clock.hpp"
 #include "judge/reference_problem.hpp"
 #include "protocol/framing.hpp"
 #include "protocol/judge_messages.hpp"
@@ -253,9 +254,7 @@ class Exchange {
     pid_t serving_pid_;               // the sandbox's process that serves the protocol
     timing::RunDelay sandbox_delay_;  // its main thread's
     sandbox::FrameReader reader_;
-    Clock::time_point deadline_ = Clock::time_point::max();
-    std::optional<Clock::time_point> paused_at_;  // the phase's clock stopped there (a reply)
-    void resume_phase_clock();
+    PhaseClock phase_clock_;
     double limit_s_ = 0;
     std::string phase_ = "the call";
     std::string where_;

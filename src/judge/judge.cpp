@@ -404,7 +404,8 @@ class Judge {
                 for (std::size_t i = 0; i < wide.size(); ++i) {
                     at::Tensor ref = call.second.outputs[i].to(wide[i].device()).to(at::kDouble);
                     at::Tensor w = wide[i].to(at::kDouble);
-                    at::Tensor close = ((ref - w).abs() <= p.spec.atol + p.spec.rtol * w.abs()) |
+                    at::Tensor close = (at::isfinite(w) &
+                                        ((ref - w).abs() <= p.spec.atol + p.spec.rtol * w.abs())) |
                                        (ref == w) | (at::isnan(ref) & at::isnan(w));
                     out.mismatched += std::uint64_t((~close).sum().item<std::int64_t>());
                 }
