@@ -1,4 +1,5 @@
 #include "judge/candidate_session.hpp"
+#include "judge/sandbox_cpu.hpp"
 
 #include <unistd.h>
 #include <algorithm>
@@ -225,51 +226,6 @@ class TimedCalls : public timing::RemoteCalls {
     CandidateSession::Arbitration arbitration_;
 };
 
-// CPU time of a sandbox's processes: whatever work one side does while the other side's
-// requests are timed. Its cgroup counts every process it ever held, ended ones too, to the
-// microsecond; where it has none, /proc/<pid>/stat of the processes listed now and then (its
-// own and those it started, live or reaped into them), in ticks, which misses processes that
-// start and end between two listings or are reaped by the kernel.
-class TreeCpu {
-  public:
-    explicit TreeCpu(pid_t root) : root_(root), cgroup_(sandbox::CgroupCpuClock::of(root)) {
-        refresh();
-    }
-
-    bool exact() const { return cgroup_.has_value(); }
-
-    // Looks for processes started since.
-    void refresh() {
-        if (cgroup_) return;
-        pids_ = {root_};
-        for (const auto& [pid, name] : sandbox::descendants_of(root_)) pids_.push_back(pid);
-    }
-
-    double seconds() const {
-        if (cgroup_) return std::max(0.0, cgroup_->seconds());
-        static const double tick = double(::sysconf(_SC_CLK_TCK));
-        double total = 0;
-        for (pid_t pid : pids_) total += ticks_of(pid);
-        return total / tick;
-    }
-
-  private:
-    static double ticks_of(pid_t pid) {
-        // After the command's closing parenthesis: state (field 3) ... utime, stime, cutime,
-        // cstime (fields 14-17).
-        std::istringstream fields(proc_stat_fields("/proc/" + std::to_string(pid) + "/stat"));
-        std::string skipped;
-        for (int n = 3; n < 14; ++n) fields >> skipped;
-        double utime = 0, stime = 0, cutime = 0, cstime = 0;
-        if (!(fields >> utime >> stime >> cutime >> cstime)) return 0;
-        return utime + stime + cutime + cstime;
-    }
-
-    pid_t root_;
-    std::optional<sandbox::CgroupCpuClock> cgroup_;
-    std::vector<pid_t> pids_;
-};
-
 // One side's requests, with the CPU time the other side's processes used meanwhile.
 class WatchedCalls : public timing::RemoteCalls {
   public:
@@ -313,7 +269,7 @@ class WatchedCalls : public timing::RemoteCalls {
 
   private:
     timing::RemoteCalls& calls_;
-    TreeCpu other_;
+    SandboxCpu other_;
     long requests_ = 0;
     double other_cpu_s_ = 0;
     double excluded_s_ = 0;

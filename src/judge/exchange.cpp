@@ -64,7 +64,8 @@ Exchange::Exchange(int fd, const Device& device, pid_t sandbox_pid)
       device_(device),
       sandbox_pid_(sandbox_pid),
       serving_pid_(pid_t(find_serving_pid(sandbox_pid))),
-      sandbox_delay_(serving_pid_) {
+      sandbox_delay_(serving_pid_),
+      phase_clock_(sandbox_pid) {
     int flags = ::fcntl(fd_, F_GETFL, 0);
     ::fcntl(fd_, F_SETFL, flags | O_NONBLOCK);
 }
@@ -83,6 +84,11 @@ void Exchange::set_deadline(double seconds, const std::string& phase) {
 }
 
 void Exchange::ended(const std::string& what) {
+    std::string why = phase_clock_.ended_why();
+    if (!why.empty()) {
+        std::string at = where_.empty() ? phase_ : phase_ + " (" + where_ + ")";
+        throw FaultError(FaultKind::candidate_overran, at + ": " + why, "", where_);
+    }
     throw FaultError(FaultKind::sandbox_ended, "the sandbox ended" + what, "", where_);
 }
 
@@ -101,7 +107,16 @@ std::string Exchange::call_overran() const {
 
 std::string Exchange::overran() const {
     std::string at = where_.empty() ? phase_ : phase_ + " (" + where_ + ")";
-    return at + " did not finish within " + std::to_string(int(limit_s_)) + " s";
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%g", limit_s_);
+    std::string text = at + " did not finish within " + limit + " s";
+    if (double charged = phase_clock_.charged_s(); charged >= 0.05) {
+        char part[160];
+        std::snprintf(part, sizeof part,
+                      " (%.1f s of it the CPU time its processes used between requests)", charged);
+        text += part;
+    }
+    return text;
 }
 
 void Exchange::send(const json& message, const std::vector<int>& fds) {

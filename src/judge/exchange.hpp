@@ -13,8 +13,8 @@
 
 #include "core/error.hpp"
 #include "judge/compare.hpp"
-#include "judge/phase_clock.hpp"
 #include "judge/reference_problem.hpp"
+#include "judge/sandbox_clock.hpp"
 #include "protocol/framing.hpp"
 #include "protocol/judge_messages.hpp"
 #include "protocol/sandbox_messages.hpp"
@@ -254,7 +254,7 @@ class Exchange {
     pid_t serving_pid_;               // the sandbox's process that serves the protocol
     timing::RunDelay sandbox_delay_;  // its main thread's
     sandbox::FrameReader reader_;
-    PhaseClock phase_clock_;
+    SandboxClock phase_clock_;
     double limit_s_ = 0;
     std::string phase_ = "the call";
     std::string where_;

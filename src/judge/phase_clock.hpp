@@ -25,12 +25,18 @@ class PhaseClock {
         stopped_at_.reset();
     }
     void stop(Clock::time_point now = Clock::now()) {
-        if (!stopped_at_ && deadline_ != Clock::time_point::max()) stopped_at_ = now;
+        if (!stopped_at_ && limited()) stopped_at_ = now;
     }
     bool running() const { return !stopped_at_; }
+    bool limited() const { return deadline_ != Clock::time_point::max(); }
+    // Takes seconds off what the phase has left (the sandbox's CPU time while it stood still).
+    void charge(double seconds) {
+        if (limited() && seconds > 0)
+            deadline_ -= std::chrono::microseconds(static_cast<long long>(seconds * 1e6));
+    }
     // When the phase's time runs out if the clock runs from `now` on (max: no limit).
     Clock::time_point deadline(Clock::time_point now = Clock::now()) const {
-        if (deadline_ == Clock::time_point::max() || !stopped_at_) return deadline_;
+        if (!limited() || !stopped_at_) return deadline_;
         return deadline_ + (now - *stopped_at_);
     }
 

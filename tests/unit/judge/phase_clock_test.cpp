@@ -60,5 +60,18 @@ TEST(PhaseClock, AStartBeginsANewPhase) {
     EXPECT_EQ(clock.deadline(), t + seconds(62));
 }
 
+TEST(PhaseClock, ChargedSecondsComeOffWhatIsLeft) {
+    PhaseClock clock;
+    auto t = Clock::now();
+    clock.charge(3);  // no limit: nothing to take from
+    EXPECT_EQ(clock.deadline(t), Clock::time_point::max());
+    clock.start(10, t);
+    clock.run(t + seconds(100));
+    clock.stop(t + seconds(102));
+    clock.run(t + seconds(200));
+    clock.charge(5);  // CPU its processes used while it stood still
+    EXPECT_EQ(clock.deadline(), t + seconds(203));
+}
+
 }  // namespace
 }  // namespace kbench::worker
