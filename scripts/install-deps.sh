@@ -8,7 +8,7 @@ TORCH_SPEC=${KBENCH_TORCH_SPEC:-torch==2.11.0}
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO=sudo
 
-packages="cmake g++ ninja-build pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libsqlite3-dev sqlite3 clang-format libcurl4-openssl-dev"
+packages="cmake g++ ninja-build pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libsqlite3-dev sqlite3 clang-format libcurl4-openssl-dev libcpp-httplib-dev"
 # The report's test opens the page in a headless browser (skipped where there is none).
 [ "${KBENCH_NO_BROWSER:-}" = 1 ] || packages="$packages chromium"
 missing=""

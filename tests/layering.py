@@ -38,7 +38,7 @@ PYTHON_ROW = re.compile(r'\{"([A-Za-z0-9_.]+)",\s*"')
 RUN = re.compile(r"\brun_to_completion\(")
 RUNNERS = "process/"
 # Compile definitions of kbench's own build, not environment variables.
-NOT_SETTINGS = {"KBENCH_WITH_CUDA", "KBENCH_WITH_CUPTI", "KBENCH_SOURCE_DIR"}
+NOT_SETTINGS = {"KBENCH_WITH_CUDA", "KBENCH_WITH_CUPTI", "KBENCH_WITH_SERVICE", "KBENCH_SOURCE_DIR"}
 ROW = re.compile(r"^\|\s*`([a-z_]+)`\s*\|(.*)\|\s*$")
 
 

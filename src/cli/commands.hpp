@@ -22,5 +22,6 @@ Command add_score_command(CLI::App& app);
 Command add_report_command(CLI::App& app);
 Command add_baseline_command(CLI::App& app);
 Command add_cache_command(CLI::App& app);
+Command add_serve_command(CLI::App& app);
 
 }  // namespace kbench::cli

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
     auto report = kbench::cli::add_report_command(app);
     auto baseline = kbench::cli::add_baseline_command(app);
     auto cache = kbench::cli::add_cache_command(app);
+    auto serve = kbench::cli::add_serve_command(app);
     // After the commands: theirs do not repeat it.
     app.footer(kbench::settings_help());
     try {
@@ -66,6 +67,7 @@ int main(int argc, char** argv) {
         if (app.got_subcommand("report")) return report();
         if (app.got_subcommand("baseline")) return baseline();
         if (app.got_subcommand("cache")) return cache();
+        if (app.got_subcommand("serve")) return serve();
     } catch (const kbench::Error& e) {
         std::cerr << "kbench: error: " << e.what() << "\n";
         if (!e.hint().empty()) std::cerr << "  what to do: " << e.hint() << "\n";

@@ -269,15 +269,6 @@ CLI::Validator at_least_one() {
         "INT>=1");
 }
 
-Backend detect_backend(const std::string& option, const std::string& code, DeviceKind device_kind) {
-    if (option != "auto") return parse_backend(option);
-    if (device_kind == DeviceKind::cpu) return Backend::cpu;
-    if (code.find("import triton") != std::string::npos ||
-        code.find("from triton") != std::string::npos)
-        return Backend::triton;
-    return Backend::cuda;
-}
-
 namespace {
 
 // The physical GPUs of --gpus, checked against what is visible.

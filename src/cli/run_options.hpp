@@ -100,8 +100,4 @@ DeviceSelection select_devices(const std::string& device, const std::string& gpu
 // A CLI11 check: an integer of at least 1, with a message that says so.
 CLI::Validator at_least_one();
 
-// The backend of a candidate: the option if given, else cpu on a CPU, triton if the source
-// imports it, cuda otherwise.
-Backend detect_backend(const std::string& option, const std::string& code, DeviceKind device_kind);
-
 }  // namespace kbench::cli

@@ -54,6 +54,15 @@ Backend parse_backend(std::string_view text) {
     throw UsageError("unknown backend '" + std::string(text) + "'", "use cuda, triton or cpu");
 }
 
+Backend detect_backend(const std::string& option, const std::string& code, DeviceKind device_kind) {
+    if (option != "auto") return parse_backend(option);
+    if (device_kind == DeviceKind::cpu) return Backend::cpu;
+    if (code.find("import triton") != std::string::npos ||
+        code.find("from triton") != std::string::npos)
+        return Backend::triton;
+    return Backend::cuda;
+}
+
 std::string_view to_string(Tf32 tf32) {
     switch (tf32) {
         case Tf32::off:

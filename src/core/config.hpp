@@ -34,6 +34,9 @@ DeviceKind device_kind_of(std::string_view device);
 Mode parse_mode(std::string_view text);
 Precision parse_precision(std::string_view text);
 Backend parse_backend(std::string_view text);
+// The backend option ("auto", or a backend's name) for a candidate's code on a kind of device:
+// auto is cpu on the CPU, triton for code that imports it, cuda otherwise.
+Backend detect_backend(const std::string& option, const std::string& code, DeviceKind device_kind);
 
 // --tf32: off, on or default; empty text: the mode's default. Throws UsageError.
 Tf32 parse_tf32(std::string_view text, Mode mode);

@@ -136,6 +136,21 @@ class SqliteStore final : public VerdictStore {
             .step();
     }
 
+    std::vector<std::pair<std::string, std::string>> metas(const std::string& prefix) override {
+        std::lock_guard<std::mutex> guard(mutex_);
+        // substr, not LIKE: a prefix's '%' and '_' are its own.
+        Statement s(db_, "SELECT name, value FROM meta WHERE substr(name, 1, ?) = ? ORDER BY name");
+        s.bind(1, long(prefix.size())).bind(2, prefix);
+        std::vector<std::pair<std::string, std::string>> out;
+        while (s.step()) out.emplace_back(s.text(0), s.text(1));
+        return out;
+    }
+
+    void erase_meta(const std::string& name) override {
+        std::lock_guard<std::mutex> guard(mutex_);
+        Statement(db_, "DELETE FROM meta WHERE name = ?").bind(1, name).step();
+    }
+
   private:
     int user_version() {
         Statement s(db_, "PRAGMA user_version");

@@ -41,6 +41,9 @@ class VerdictStore {
     // The run's own records (its configuration), by name.
     virtual std::optional<std::string> meta(const std::string& name) = 0;
     virtual void set_meta(const std::string& name, const std::string& value) = 0;
+    // The records whose names begin with prefix, by name; and one record gone.
+    virtual std::vector<std::pair<std::string, std::string>> metas(const std::string& prefix) = 0;
+    virtual void erase_meta(const std::string& name) = 0;
 };
 
 // The layout and key rules this kbench writes; a database of another version is refused with a

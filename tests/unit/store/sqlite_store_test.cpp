@@ -129,6 +129,26 @@ TEST(SqliteStore, InterruptedAttemptsAreTakenBackAndTheRunKeepsItsRecords) {
     fs::remove_all(dir);
 }
 
+TEST(SqliteStore, RecordsByPrefixSurviveAReopenUntilErased) {
+    fs::path dir = make_temp_dir("kbench-test-store-");
+    {
+        auto store = store::open_sqlite_store(dir / "kbench.db");
+        store->set_meta("pending:b", "2");
+        store->set_meta("pending:a", "1");
+        store->set_meta("pending%x", "not a match: % is the prefix's own");
+        store->set_meta("config", "{}");
+    }
+    auto store = store::open_sqlite_store(dir / "kbench.db");
+    using Rows = std::vector<std::pair<std::string, std::string>>;
+    EXPECT_EQ(store->metas("pending:"), (Rows{{"pending:a", "1"}, {"pending:b", "2"}}));
+    store->erase_meta("pending:a");
+    store->erase_meta("pending:none");
+    EXPECT_EQ(store->metas("pending:"), (Rows{{"pending:b", "2"}}));
+    EXPECT_EQ(store->metas("pending%").size(), 1u);
+    EXPECT_EQ(store->meta("config").value_or(""), "{}");
+    fs::remove_all(dir);
+}
+
 TEST(SqliteStore, AStoreOfAnotherVersionIsRefusedWithWhatToDo) {
     fs::path dir = make_temp_dir("kbench-test-store-");
     fs::path db = dir / "old.db";
