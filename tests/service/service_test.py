@@ -40,8 +40,12 @@ def fixture(name):
     return text, re.search(r"^# expect: (\w+)", text, re.M).group(1)
 
 
+SERVERS = []
+
+
 class Server:
     def __init__(self, name, *args):
+        SERVERS.append(self)
         self.dir = WORK / name
         self.dir.mkdir(parents=True, exist_ok=True)
         self.args = args
@@ -211,4 +215,11 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    finally:
+        # A failed check leaves no server behind.
+        for server in SERVERS:
+            if server.proc.poll() is None:
+                server.proc.kill()
+                server.proc.wait()
