@@ -1,4 +1,6 @@
 // kbench serve: an evaluation service behind an HTTP API (docs/service.md).
+#include <sys/stat.h>
+
 #include <fstream>
 #include <iostream>
 
@@ -31,6 +33,7 @@ struct ServeOptions {
     int cpu_judges = 1;
     std::string runs_dir = "runs";
     std::string run_name = "serve";
+    bool trust_reference_code = false;
     RunOptions run;
 };
 
@@ -40,6 +43,10 @@ bool loopback(const std::string& host) {
 
 #ifdef KBENCH_WITH_SERVICE
 std::string read_token(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && (st.st_mode & 077))
+        throw UsageError("the token file " + path + " can be read by other users",
+                         "chmod 600 " + path);
     std::string token = read_file(path);
     while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' '))
         token.pop_back();
@@ -68,6 +75,7 @@ int run_serve(const ServeOptions& o) {
     api.config = config;
     api.device_kind = devices.kind;
     api.backend = o.run.backend;
+    api.trust_reference_code = o.trust_reference_code;
     if (!o.dataset.empty()) {
         SelectionOptions selection;
         selection.dataset = o.dataset;
@@ -79,9 +87,11 @@ int run_serve(const ServeOptions& o) {
         api.dataset = "none (send reference_code)";
     }
 
-    // One store a run folder, held by this command alone.
+    // One store a run folder, held by this command alone, open to its user alone: the store
+    // holds every caller's candidates and verdicts.
     fs::path dir = fs::absolute(fs::path(o.runs_dir) / o.run_name);
     fs::create_directories(dir);
+    fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace);
     store::RunLock lock(dir);
     auto store = store::open_sqlite_store(dir / "kbench.db");
 
@@ -90,7 +100,7 @@ int run_serve(const ServeOptions& o) {
         make_engine_options(o.run, config, python, devices.kind, devices.gpus, o.cpu_judges,
                             "kbench-serve-", dir / "logs", scratch, log);
     if (log) log("starting the judges and the builders");
-    service::EvaluationService service(std::move(engine), std::move(store), {o.queue_size});
+    service::EvaluationService service(std::move(engine), std::move(store), {o.queue_size, config});
     service::HttpApi http(service, api, token);
     orchestrator::InterruptGuard guard([&](int, orchestrator::Origin) {
         std::cerr << "kbench serve: stopping (what is queued stays in " << dir.string()
@@ -145,6 +155,9 @@ Command add_serve_command(CLI::App& app) {
     cmd->add_option("--cpu-judges", o->cpu_judges, "On the CPU: judges side by side")
         ->capture_default_str()
         ->check(at_least_one());
+    cmd->add_flag("--trust-reference-code", o->trust_reference_code,
+                  "Take references sent as code that are not problems of --dataset: they run in "
+                  "kbench's judge, outside any sandbox, so only where every caller is trusted");
     cmd->add_option("--runs-dir", o->runs_dir, "Where runs live")->capture_default_str();
     cmd->add_option("--run", o->run_name,
                     "The run folder whose store keeps the verdicts and what is queued")

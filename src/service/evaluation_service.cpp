@@ -1,6 +1,7 @@
 #include "service/evaluation_service.hpp"
 
 #include <algorithm>
+#include <set>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -100,6 +101,12 @@ void EvaluationService::resume_pending() {
             continue;
         }
         orchestrator::EvalItem item = item_from_json(json::parse(text));
+        // Queued by a server of other settings: its key would hold a verdict of these.
+        if (orchestrator::item_key(item.problem, item.candidate, item.backend, options_.config) !=
+            key) {
+            ++other_settings_;
+            continue;
+        }
         {
             std::lock_guard<std::mutex> hold(mutex_);
             entries_[key] = Entry{};
@@ -111,42 +118,41 @@ void EvaluationService::resume_pending() {
 
 std::vector<EvaluationService::Submitted> EvaluationService::submit(
     std::vector<orchestrator::EvalItem> items) {
+    // Stored by this service before, or by a kbench eval with the same settings: looked up
+    // first, so that what follows is decided under one lock.
+    std::vector<std::optional<store::StoredVerdict>> stored;
+    for (const auto& item : items) stored.push_back(store_->find(item.key));
     std::vector<Submitted> out;
     std::vector<orchestrator::EvalItem> fresh;
     {
-        std::unique_lock<std::mutex> hold(mutex_);
+        std::lock_guard<std::mutex> hold(mutex_);
         if (stopped_)
             throw InfraError("kbench serve is stopping" +
                              (engine_error_.empty() ? "" : ": " + engine_error_));
-        std::vector<std::string> seen;
-        for (orchestrator::EvalItem& item : items) {
-            const std::string& id = item.key;
+        std::set<std::string> taken;
+        for (std::size_t i = 0; i < items.size(); ++i) {
+            const std::string& id = items[i].key;
             if (auto it = entries_.find(id); it != entries_.end()) {
                 out.push_back({id, it->second.state});
-                continue;
-            }
-            if (std::find(seen.begin(), seen.end(), id) != seen.end()) {
+            } else if (taken.count(id)) {
                 out.push_back({id, State::queued});
-                continue;
-            }
-            // Stored by this service before, or by a kbench eval with the same settings.
-            hold.unlock();
-            auto stored = store_->find(id);
-            hold.lock();
-            if (stored) {
-                Entry e;
-                e.state = State::done;
-                e.verdict = stored->verdict;
-                entries_[id] = e;
+            } else if (!stored[i]) {
+                taken.insert(id);
+                out.push_back({id, State::queued});
+                fresh.push_back(items[i]);
+            } else {
                 out.push_back({id, State::done});
-                continue;
             }
-            seen.push_back(id);
-            out.push_back({id, State::queued});
-            fresh.push_back(std::move(item));
         }
         if (queued_ + fresh.size() > options_.queue_limit)
             throw QueueFull(queued_, options_.queue_limit);
+        for (std::size_t i = 0; i < items.size(); ++i)
+            if (stored[i] && !entries_.count(items[i].key)) {
+                Entry e;
+                e.state = State::done;
+                e.verdict = stored[i]->verdict;
+                entries_[items[i].key] = e;
+            }
         for (const auto& item : fresh) {
             entries_[item.key] = Entry{};
             ++queued_;
@@ -163,7 +169,8 @@ std::vector<EvaluationService::Submitted> EvaluationService::submit(
 void EvaluationService::started(const orchestrator::EvalItem& item) {
     std::lock_guard<std::mutex> hold(mutex_);
     Entry& e = entries_[item.key];
-    if (e.state == State::queued && queued_ > 0) --queued_;
+    if (e.state == State::running) return;  // again, after a lost device gave it back
+    if (queued_ > 0) --queued_;
     e.state = State::running;
     e.started = Clock::now();
     ++running_;
@@ -254,7 +261,8 @@ json EvaluationService::health() const {
               {"devices", engine_->devices()},
               {"queued", queued_},
               {"running", running_},
-              {"queue_limit", options_.queue_limit}};
+              {"queue_limit", options_.queue_limit},
+              {"queued_under_other_settings", other_settings_}};
     if (!engine_error_.empty()) j["error"] = engine_error_;
     return j;
 }

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/config.hpp"
 #include "orchestrator/engine/eval_engine.hpp"
 #include "store/verdict_store.hpp"
 
@@ -36,6 +37,7 @@ class QueueFull : public std::runtime_error {
 
 struct ServiceOptions {
     std::size_t queue_limit = 1000;  // evaluations waiting, at most
+    CheckConfig config;              // the settings every evaluation's key is made with
 };
 
 // kbench as a long-lived service: one engine (judges warm, builders running, reference outputs
@@ -103,6 +105,7 @@ class EvaluationService {
     std::condition_variable changed_;
     std::map<std::string, Entry> entries_;  // this service's evaluations, by id
     std::size_t queued_ = 0, running_ = 0;
+    std::size_t other_settings_ = 0;  // queued by a server of other settings: left in the store
     std::deque<json> events_;
     std::uint64_t next_seq_ = 1;
     std::map<std::string, std::uint64_t> by_status_;

@@ -2,7 +2,9 @@
 
 #include <httplib.h>
 
+#include <atomic>
 #include <chrono>
+#include <climits>
 #include <ctime>
 
 #include "core/error.hpp"
@@ -113,6 +115,7 @@ json kernelgym_result(const std::string& task_id, const json& verdict) {
 
 struct HttpApi::Server {
     httplib::Server http;
+    std::atomic<int> waiting{0};
     std::mutex mutex;
     std::map<std::string, std::string> task_ids;  // KernelGYM's task_id -> kbench's id
 };
@@ -121,7 +124,9 @@ HttpApi::HttpApi(EvaluationService& service, ApiSettings settings, std::optional
     : service_(service),
       settings_(std::move(settings)),
       token_(std::move(token)),
-      server_(std::make_shared<Server>()) {}
+      server_(std::make_shared<Server>()) {
+    for (const auto& [id, problem] : settings_.problems) by_code_[problem.sha256] = problem;
+}
 
 orchestrator::EvalItem HttpApi::item_of(const json& r) const {
     if (!r.is_object())
@@ -137,16 +142,37 @@ orchestrator::EvalItem HttpApi::item_of(const json& r) const {
     if (!candidate || candidate->find_first_not_of(" \t\r\n") == std::string::npos)
         throw UsageError("the evaluation has no candidate code",
                          "put the candidate's Python source (its class ModelNew) in \"candidate\"");
+    // A whole number a field holds, within [0, INT_MAX].
+    auto whole = [](const json& parent, const char* name, int otherwise) -> int {
+        if (!parent.contains(name)) return otherwise;
+        const json& v = parent[name];
+        if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > INT_MAX)
+            throw UsageError(std::string("\"") + name + "\" is not a whole number from 0 to " +
+                                 std::to_string(INT_MAX),
+                             "");
+        return int(v.get<long long>());
+    };
     dataset::Problem problem;
     if (auto code = text({"reference_code"})) {
         problem = dataset::make_problem(0, 0, "reference", *code, "request");
+        // The code of a --dataset problem is that problem; other code runs in the judge.
+        if (auto it = by_code_.find(problem.sha256); it != by_code_.end()) {
+            problem = it->second;
+        } else if (!settings_.trust_reference_code) {
+            throw UsageError(
+                "a reference sent as code runs in kbench's judge, outside any sandbox, and this "
+                "server does not take one that is not a problem of its --dataset (" +
+                    settings_.dataset + ")",
+                "name a problem (\"reference\": {\"level\": L, \"problem_id\": P}) or send "
+                "its exact code; or start kbench serve with --trust-reference-code where every "
+                "caller is trusted");
+        }
     } else if (r.contains("reference") && r["reference"].is_object()) {
         const json& ref = r["reference"];
-        if (!ref.contains("level") || !ref.contains("problem_id") ||
-            !ref["level"].is_number_integer() || !ref["problem_id"].is_number_integer())
+        if (!ref.contains("level") || !ref.contains("problem_id"))
             throw UsageError("\"reference\" names no problem",
                              "give {\"level\": L, \"problem_id\": P} of the server's --dataset");
-        int level = ref["level"], id = ref["problem_id"];
+        int level = whole(ref, "level", 0), id = whole(ref, "problem_id", 0);
         auto it = settings_.problems.find({level, id});
         if (it == settings_.problems.end())
             throw UsageError("level " + std::to_string(level) + " problem " + std::to_string(id) +
@@ -161,7 +187,7 @@ orchestrator::EvalItem HttpApi::item_of(const json& r) const {
     }
     orchestrator::EvalItem item;
     item.problem = problem;
-    int sample = r.value("sample_id", 0);
+    int sample = whole(r, "sample_id", 0);
     item.candidate =
         dataset::make_candidate(problem.level, problem.id, sample, *candidate, "request");
     std::string backend = settings_.backend;
@@ -197,8 +223,37 @@ Answer HttpApi::evaluations(const std::string& body) {
     return json_answer(202, {{"ids", ids}, {"evaluations", out}});
 }
 
+bool HttpApi::begin_waiting() {
+    if (++server_->waiting <= kMaxWaiting) return true;
+    --server_->waiting;
+    return false;
+}
+
+void HttpApi::end_waiting() {
+    --server_->waiting;
+}
+
+namespace {
+Answer too_many_waiting() {
+    Answer a = problem_answer(503, "too many requests are waiting on this server",
+                              "wait less at a time (fewer long polls or event streams), or try "
+                              "again after Retry-After seconds");
+    a.headers["Retry-After"] = "5";
+    return a;
+}
+}  // namespace
+
 Answer HttpApi::evaluation(const std::string& id, const std::map<std::string, std::string>& query) {
-    auto found = service_.wait(id, query_seconds(query, "wait", 300));
+    double wait = query_seconds(query, "wait", 300);
+    if (wait > 0 && !begin_waiting()) return too_many_waiting();
+    std::optional<json> found;
+    try {
+        found = service_.wait(id, wait);
+    } catch (...) {
+        if (wait > 0) end_waiting();
+        throw;
+    }
+    if (wait > 0) end_waiting();
     if (!found)
         return problem_answer(404, "no evaluation " + id, "use an id POST /v1/evaluations gave");
     return json_answer(200, *found);
@@ -235,6 +290,11 @@ Answer HttpApi::kernelgym_evaluate(const std::string& body, bool batch) {
     }
     std::vector<std::string> ids;
     for (const auto& item : items) ids.push_back(item.key);
+    if (!begin_waiting()) return too_many_waiting();
+    struct Waiting {
+        HttpApi& api;
+        ~Waiting() { api.end_waiting(); }
+    } waiting{*this};
     service_.submit(std::move(items));
     // KernelGYM answers once the evaluation is done.
     json results = json::array();
@@ -250,14 +310,15 @@ Answer HttpApi::kernelgym_evaluate(const std::string& body, bool batch) {
         results.push_back(r);
     }
     if (!batch) return json_answer(200, results[0]);
-    return json_answer(200, {{"batch_id", request.value("batch_id", "")},
-                             {"total_tasks", results.size()},
-                             {"completed_tasks", int(results.size()) - failed},
-                             {"failed_tasks", failed},
-                             {"results", results},
-                             {"batch_status", "completed"},
-                             {"submitted_at", now_iso()},
-                             {"completed_at", nullptr}});
+    return json_answer(200,
+                       {{"batch_id", request.contains("batch_id") ? request["batch_id"] : json("")},
+                        {"total_tasks", results.size()},
+                        {"completed_tasks", int(results.size()) - failed},
+                        {"failed_tasks", failed},
+                        {"results", results},
+                        {"batch_status", "completed"},
+                        {"submitted_at", now_iso()},
+                        {"completed_at", nullptr}});
 }
 
 Answer HttpApi::kernelgym_status(const std::string& task_id, bool results) {
@@ -364,9 +425,17 @@ void HttpApi::serve(const std::string& host, int port, std::size_t max_request_b
                 return;
             }
         }
+        if (!begin_waiting()) {
+            Answer a = too_many_waiting();
+            res.status = a.status;
+            for (const auto& [k, v] : a.headers) res.set_header(k, v);
+            res.set_content(a.body, a.content_type);
+            return;
+        }
         auto last = std::make_shared<std::uint64_t>(after);
         res.set_chunked_content_provider(
-            "text/event-stream", [this, last](std::size_t, httplib::DataSink& sink) {
+            "text/event-stream",
+            [this, last](std::size_t, httplib::DataSink& sink) {
                 std::vector<json> events = service_.events_after(*last, 15);
                 std::string text;
                 for (const json& e : events) {
@@ -376,14 +445,25 @@ void HttpApi::serve(const std::string& host, int port, std::size_t max_request_b
                 }
                 if (text.empty()) text = ": keep-alive\n\n";
                 return sink.write(text.data(), text.size());
-            });
+            },
+            [this](bool) { end_waiting(); });
     });
     // After the event stream's route: the first route that matches answers.
     http.Get(".*", route);
     // The body read here, whatever its declared type: httplib would cap a body sent as a form
     // (curl's and urllib's default type) at 8 KiB.
-    http.Post(".*", [route, max_request_bytes](const httplib::Request& req, httplib::Response& res,
-                                               const httplib::ContentReader& content) {
+    // Every body within the limit (a GET's too), and a POST's token checked before its body is
+    // read.
+    http.set_payload_max_length(max_request_bytes);
+    http.Post(".*", [this, route, max_request_bytes](const httplib::Request& req,
+                                                     httplib::Response& res,
+                                                     const httplib::ContentReader& content) {
+        if (token_ && !same_secret(req.get_header_value("Authorization"), "Bearer " + *token_)) {
+            res.status = 401;
+            res.set_content(json({{"error", "this server needs its token"}}).dump(),
+                            "application/json");
+            return;
+        }
         httplib::Request whole = req;
         bool fits = true;
         content([&](const char* data, std::size_t length) {

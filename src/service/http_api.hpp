@@ -21,6 +21,9 @@ struct ApiSettings {
     std::string backend = "auto";  // the server's --backend (auto: per request)
     std::map<std::pair<int, int>, dataset::Problem> problems;  // --dataset, by (level, id)
     std::string dataset;                                       // its name, for messages
+    // References sent as code run in the judge, outside any sandbox: taken only where every
+    // caller is trusted (--trust-reference-code), else only as the code of a --dataset problem.
+    bool trust_reference_code = false;
 };
 
 // An answer: HTTP status, JSON body (or text), and extra headers.
@@ -57,8 +60,16 @@ class HttpApi {
     Answer kernelgym_evaluate(const std::string& body, bool batch);
     Answer kernelgym_status(const std::string& id, bool results);
 
+    // Admits a request that holds a thread while it waits (long polls, event streams, KernelGYM's
+    // answers when done); false past kMaxWaiting, so that /healthz and short requests always
+    // find a thread.
+    bool begin_waiting();
+    void end_waiting();
+    static constexpr int kMaxWaiting = 192;  // of 256 threads
+
     EvaluationService& service_;
     ApiSettings settings_;
+    std::map<std::string, dataset::Problem> by_code_;  // --dataset's problems by their code's hash
     std::optional<std::string> token_;
     struct Server;
     std::shared_ptr<Server> server_;

@@ -100,7 +100,14 @@ def main():
     token = "k" * 8 + os.urandom(12).hex()
     (WORK / "token").write_text(token + "\n")
 
-    server = Server("main", "--token-file", str(WORK / "token"), "--queue-size", "8")
+    # The server's problem set: the fixtures' reference, and one whose get_inputs fails.
+    broken = REFERENCE.replace("def get_inputs():", "def get_inputs():\n    raise RuntimeError('broken reference')\n\ndef _unused():")
+    with open(WORK / "problems.jsonl", "w") as f:
+        for pid, (name, code) in enumerate([("1_relu_small", REFERENCE), ("2_broken", broken)], 1):
+            f.write(json.dumps({"level": 1, "problem_id": pid, "name": name, "code": code}) + "\n")
+    (WORK / "token").chmod(0o600)
+    server = Server("main", "--token-file", str(WORK / "token"), "--queue-size", "8",
+                    "--dataset", str(WORK / "problems.jsonl"))
     client = Client(server.url, token, timeout=600)
 
     # The token: none, or a wrong one, is 401 (never retried).
@@ -143,8 +150,7 @@ def main():
           and time.time() - start < 2, "a repeated evaluation: done at once")
 
     # The reference's failure is masked: a trainer drops it.
-    broken = REFERENCE.replace("def get_inputs():", "def get_inputs():\n    raise RuntimeError('broken reference')\n\ndef _unused():")
-    masked = client.evaluate(broken, fixture("honest.py")[0])
+    masked = client.evaluate((1, 2), fixture("honest.py")[0])
     check(masked["mask"] is True and reward(masked) is None,
           f"a reference that fails: masked ({masked['status']}, blame {masked.get('blame')})")
 
@@ -154,6 +160,15 @@ def main():
     check(status == 429 and "Retry-After" in headers, f"9 evaluations into a queue of 8: {status}")
     status, _, body = raw(server.url, "POST", "/v1/evaluations", {"reference_code": REFERENCE}, token)
     check(status == 422 and "candidate" in body, "an evaluation without a candidate: 422 saying so")
+    # A reference that is not one of --dataset's runs in the judge: refused without
+    # --trust-reference-code.
+    status, _, body = raw(server.url, "POST", "/v1/evaluations",
+                          {"reference_code": REFERENCE + "\n# other\n", "candidate": fixture("honest.py")[0]}, token)
+    check(status == 422 and "--trust-reference-code" in body, "a reference outside --dataset: 422")
+    status, _, body = raw(server.url, "POST", "/v1/evaluations",
+                          {"reference": {"level": 4294967297, "problem_id": 1}, "candidate": "x"}, token)
+    check(status == 422 and "whole number" in body, "a level past int's range: 422")
+    check(oct(os.stat(server.dir / "runs" / "serve").st_mode & 0o777) == "0o700", "the run folder is its user's alone")
 
     # KernelGYM's client: POST /evaluate (answered when done), /status, /results, a batch.
     task = {"task_id": "kg_000001_ab", "reference_code": REFERENCE, "kernel_code": fixture("wrong_values.py")[0],
@@ -196,7 +211,7 @@ def main():
 
     # A restart loses nothing queued: two evaluations queued, the server stopped at once, started
     # again on the same store, and both verdicts come.
-    server = Server("restart")
+    server = Server("restart", "--trust-reference-code")
     client = Client(server.url, timeout=600)
     ids = client.submit_many([(REFERENCE, fixture("honest.py")[0] + "\n# restart 1\n"),
                               (REFERENCE, fixture("wrong_values.py")[0] + "\n# restart 2\n")])

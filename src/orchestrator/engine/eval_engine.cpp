@@ -405,7 +405,9 @@ void EvalEngine::run(ItemFeed& feed, const VerdictSink& sink, const StartHook& o
     const bool cpu = options_.env.device_kind == DeviceKind::cpu;
     std::mutex sink_mutex;
     std::mutex builds_mutex;
-    std::vector<std::thread> builds;  // on GPUs, one a candidate as it comes
+    // On GPUs, one a candidate as it comes, with whether it is done: those done are joined as the
+    // next comes (a server's feed runs for weeks).
+    std::vector<std::pair<std::thread, std::shared_ptr<std::atomic<bool>>>> builds;
     // On GPUs each candidate builds as soon as it comes, while devices evaluate others (the
     // pool bounds how many build at once). On a CPU builds would disturb timings: each is
     // built when its evaluation begins.
@@ -414,12 +416,20 @@ void EvalEngine::run(ItemFeed& feed, const VerdictSink& sink, const StartHook& o
     if (!cpu)
         feed.on_push([&](const EvalItem& item) {
             std::lock_guard<std::mutex> guard(builds_mutex);
-            builds.emplace_back(
-                [this, &building, &failure, spec = candidate_spec(item, options_.config.mode)] {
-                    building.acquire();
-                    failure.guard([&] { builds_->prebuild({spec}); });
-                    building.release();
-                });
+            std::erase_if(builds, [](auto& b) {
+                if (!b.second->load()) return false;
+                b.first.join();
+                return true;
+            });
+            auto done = std::make_shared<std::atomic<bool>>(false);
+            std::thread build([this, &building, &failure, done,
+                               spec = candidate_spec(item, options_.config.mode)] {
+                building.acquire();
+                failure.guard([&] { builds_->prebuild({spec}); });
+                building.release();
+                done->store(true);
+            });
+            builds.emplace_back(std::move(build), done);
         });
     try {
         devices_started();
@@ -427,7 +437,7 @@ void EvalEngine::run(ItemFeed& feed, const VerdictSink& sink, const StartHook& o
         feed.on_push({});
         builds_->stop_prebuilding(true);
         std::lock_guard<std::mutex> guard(builds_mutex);
-        for (auto& t : builds) t.join();
+        for (auto& b : builds) b.first.join();
         throw;
     }
     std::vector<std::thread> workers;
@@ -460,7 +470,7 @@ void EvalEngine::run(ItemFeed& feed, const VerdictSink& sink, const StartHook& o
     for (auto& t : workers) t.join();
     feed.on_push({});
     std::lock_guard<std::mutex> guard(builds_mutex);
-    for (auto& t : builds) t.join();
+    for (auto& b : builds) b.first.join();
     failure.rethrow();
     if (InterruptGuard::interrupted()) return;
     check_devices_left();
