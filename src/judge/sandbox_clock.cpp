@@ -24,6 +24,7 @@ void SandboxClock::start(double seconds) {
     std::lock_guard<std::mutex> hold(mutex_);
     clock_.start(seconds);
     cpu_at_stop_ = cpu_.seconds();
+    ++stops_;
     charged_s_ = 0;
     wake_.notify_all();
 }
@@ -42,7 +43,7 @@ void SandboxClock::stop(Clock::time_point at) {
     if (!clock_.running() || !clock_.limited()) return;
     clock_.stop(at);
     cpu_at_stop_ = cpu_.seconds();
-    wake_.notify_all();
+    ++stops_;
 }
 
 SandboxClock::Clock::time_point SandboxClock::deadline() const {
@@ -62,14 +63,25 @@ double SandboxClock::charged_s() const {
 
 void SandboxClock::watch() {
     std::unique_lock<std::mutex> hold(mutex_);
-    for (int round = 0; !done_; ++round) {
+    auto refreshed = Clock::now();
+    while (!done_) {
+        // Every 100 ms, never woken by a request or a reply: the judge's own path stays as short.
         wake_.wait_for(hold, std::chrono::milliseconds(100));
         if (done_ || clock_.running() || !clock_.limited() || !ended_why_.empty()) continue;
-        if (round % 10 == 0) cpu_.refresh();
         auto now = Clock::now();
         double left = std::chrono::duration<double>(clock_.deadline(now) - now).count();
-        double used = cpu_.seconds() - cpu_at_stop_;
-        if (used <= left) continue;
+        double at_stop = cpu_at_stop_;
+        std::uint64_t stop = stops_;
+        // Listing the sandbox's processes reads /proc (without a cgroup): once a second, and
+        // without the lock the judge's requests take.
+        bool refresh = now - refreshed >= std::chrono::seconds(1);
+        hold.unlock();
+        if (refresh) cpu_.refresh();
+        double used = cpu_.seconds() - at_stop;
+        hold.lock();
+        if (refresh) refreshed = now;
+        // A request came and went meanwhile: its stop is the one to count from.
+        if (done_ || clock_.running() || stops_ != stop || used <= left) continue;
         char text[300];
         std::snprintf(text, sizeof text,
                       "the candidate's processes used %.2f s of CPU time between its requests, "

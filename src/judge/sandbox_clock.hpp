@@ -3,6 +3,7 @@
 #include <sys/types.h>
 
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -44,6 +45,7 @@ class SandboxClock {
     PhaseClock clock_;
     SandboxCpu cpu_;
     double cpu_at_stop_ = 0;
+    std::uint64_t stops_ = 0;  // how many times it stood still
     double charged_s_ = 0;
     std::string ended_why_;
     bool done_ = false;

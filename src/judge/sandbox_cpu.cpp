@@ -31,15 +31,22 @@ SandboxCpu::SandboxCpu(pid_t root) : root_(root), cgroup_(sandbox::CgroupCpuCloc
 
 void SandboxCpu::refresh() {
     if (cgroup_) return;
-    pids_ = {root_};
-    for (const auto& [pid, name] : sandbox::descendants_of(root_)) pids_.push_back(pid);
+    std::vector<pid_t> pids = {root_};
+    for (const auto& [pid, name] : sandbox::descendants_of(root_)) pids.push_back(pid);
+    std::lock_guard<std::mutex> hold(mutex_);
+    pids_ = std::move(pids);
 }
 
 double SandboxCpu::seconds() const {
     if (cgroup_) return std::max(0.0, cgroup_->seconds());
     static const double tick = double(::sysconf(_SC_CLK_TCK));
+    std::vector<pid_t> pids;
+    {
+        std::lock_guard<std::mutex> hold(mutex_);
+        pids = pids_;
+    }
     double total = 0;
-    for (pid_t pid : pids_) total += ticks_of(pid);
+    for (pid_t pid : pids) total += ticks_of(pid);
     return total / tick;
 }
 

@@ -2,6 +2,7 @@
 
 #include <sys/types.h>
 
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -20,13 +21,14 @@ class SandboxCpu {
     explicit SandboxCpu(pid_t root);
 
     bool exact() const { return cgroup_.has_value(); }
-    // Looks for processes started since (without a cgroup).
+    // Looks for processes started since (without a cgroup). Both may be called from two threads.
     void refresh();
     double seconds() const;
 
   private:
     pid_t root_;
     std::optional<sandbox::CgroupCpuClock> cgroup_;
+    mutable std::mutex mutex_;
     std::vector<pid_t> pids_;
 };
 
