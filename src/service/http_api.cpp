@@ -229,6 +229,15 @@ bool HttpApi::begin_waiting() {
     return false;
 }
 
+// Ends a waiting request's slot (begin_waiting) when it goes out of scope, however it leaves.
+struct HttpApi::Waiting {
+    HttpApi* api;
+    bool held;
+    ~Waiting() {
+        if (held) api->end_waiting();
+    }
+};
+
 void HttpApi::end_waiting() {
     --server_->waiting;
 }
@@ -246,14 +255,8 @@ Answer too_many_waiting() {
 Answer HttpApi::evaluation(const std::string& id, const std::map<std::string, std::string>& query) {
     double wait = query_seconds(query, "wait", 300);
     if (wait > 0 && !begin_waiting()) return too_many_waiting();
-    std::optional<json> found;
-    try {
-        found = service_.wait(id, wait);
-    } catch (...) {
-        if (wait > 0) end_waiting();
-        throw;
-    }
-    if (wait > 0) end_waiting();
+    Waiting waiting{this, wait > 0};
+    std::optional<json> found = service_.wait(id, wait);
     if (!found)
         return problem_answer(404, "no evaluation " + id, "use an id POST /v1/evaluations gave");
     return json_answer(200, *found);
@@ -291,10 +294,7 @@ Answer HttpApi::kernelgym_evaluate(const std::string& body, bool batch) {
     std::vector<std::string> ids;
     for (const auto& item : items) ids.push_back(item.key);
     if (!begin_waiting()) return too_many_waiting();
-    struct Waiting {
-        HttpApi& api;
-        ~Waiting() { api.end_waiting(); }
-    } waiting{*this};
+    Waiting waiting{this, true};
     service_.submit(std::move(items));
     // KernelGYM answers once the evaluation is done.
     json results = json::array();

@@ -65,6 +65,7 @@ class HttpApi {
     // find a thread.
     bool begin_waiting();
     void end_waiting();
+    struct Waiting;
     static constexpr int kMaxWaiting = 192;  // of 256 threads
 
     EvaluationService& service_;
